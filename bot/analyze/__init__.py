@@ -1,0 +1,1 @@
+"""Analyzer: one module per rule family; pure functions from (path, source) to findings."""

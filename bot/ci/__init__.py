@@ -1,0 +1,1 @@
+"""Label-triggered distributed CI: permission check, test selection, validated dispatch."""

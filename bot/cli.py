@@ -1,0 +1,77 @@
+"""Command line: one verb per module, imported only when that verb runs (keeps `pg-bot check` fast)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from bot import __version__
+
+# verb -> (module implementing `register(parser)` and `run(args) -> int`, one-line help)
+VERBS: dict[str, tuple[str, str]] = {
+    "check": ("bot.commands.check", "find hand-rolled process-group guards"),
+    "fix": ("bot.commands.fix", "rewrite findings to pg_utils.is_parallel"),
+    "review": ("bot.commands.review", "review a pull request (or a local diff with --dry-run)"),
+    "status": ("bot.commands.status", "migration status table per area"),
+    "history": ("bot.commands.history", "status over the first-parent history (burndown)"),
+    "dashboard": ("bot.commands.dashboard", "static HTML dashboard of the migration"),
+    "dispatch": ("bot.commands.dispatch", "label-triggered distributed CI dispatch"),
+    "rule": ("bot.commands.rule", "explain a rule: pg-bot rule PG101"),
+}
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The full parser; with ``only``, just that verb's module is imported (the others keep bare parsers)."""
+    parser = argparse.ArgumentParser(
+        prog="pg-bot",
+        description="Migrate hand-rolled process-group guards to deepspeed.comm.pg_utils.is_parallel.",
+    )
+    parser.add_argument("--version", action="version", version=f"pg-bot {__version__}")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB")
+    for verb, (module_name, help_text) in VERBS.items():
+        p = sub.add_parser(verb, help=help_text, description=help_text)
+        p.set_defaults(_module=module_name)
+        module = _load(module_name) if only in (None, verb) else None
+        if module is not None:
+            module.register(p)
+    return parser
+
+
+def _load(module_name: str):  # type: ignore[no-untyped-def]
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name:
+            return None  # verb not built yet
+        raise
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = _parser_for(argv)
+    args = parser.parse_args(argv)
+    if not getattr(args, "verb", None):
+        parser.print_help()
+        return EXIT_USAGE
+    module = _load(args._module)
+    if module is None:
+        print(f"pg-bot: the `{args.verb}` verb is not available in this build", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        return int(module.run(args))
+    except KeyboardInterrupt:
+        return 130
+
+
+def _parser_for(argv: list[str]) -> argparse.ArgumentParser:
+    # Only the chosen verb's module is imported, so a fast verb never pays for a slow one's imports.
+    verb = next((a for a in argv if not a.startswith("-")), None)
+    return build_parser(only=verb if verb in VERBS else None)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

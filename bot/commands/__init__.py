@@ -1,0 +1,1 @@
+"""One module per CLI verb: `register(parser)` adds its options, `run(args)` returns the exit code."""

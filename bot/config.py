@@ -1,0 +1,260 @@
+"""Load and validate rules.yaml. Every error names the offending key and its line."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bot.model import Severity
+
+CONFIG_NAMES = ("rules.yaml", ".pg-bot.yaml")
+
+
+class ConfigError(Exception):
+    """rules.yaml is malformed; the message names file, line and key."""
+
+
+@dataclass(frozen=True)
+class Exemption:
+    path: str
+    reason: str
+    function: str | None = None
+    rules: tuple[str, ...] = ()
+
+    def covers(self, path: str, code: str, function: str | None) -> bool:
+        if not path_matches(path, self.path):
+            return False
+        if self.rules and code not in self.rules:
+            return False
+        return self.function is None or self.function == function
+
+
+@dataclass(frozen=True)
+class Area:
+    name: str
+    title: str
+    paths: tuple[str, ...]
+    tests: tuple[str, ...] = ()
+
+    def matches(self, path: str) -> bool:
+        return any(path_matches(path, pattern) for pattern in self.paths)
+
+
+@dataclass(frozen=True)
+class RuleSetting:
+    enabled: bool = True
+    severity: Severity = Severity.ERROR
+
+
+@dataclass(frozen=True)
+class CIConfig:
+    label: str = "ci/xpu-distributed"
+    workflow: str = "xpu-distributed.yml"
+    workflow_ref: str = "master"
+    on_synchronize: str = "remove-label"
+    test_root: str = "tests"
+    full_suite: tuple[str, ...] = ("tests",)
+    max_test_paths: int = 32
+    run_all_when: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Config:
+    comm_modules: tuple[str, ...]
+    collectives: frozenset[str]
+    inplace_collectives: frozenset[str]
+    predicate_module: str
+    predicate_name: str
+    predicate_function: str
+    rules: dict[str, RuleSetting] = field(default_factory=dict)
+    exemptions: tuple[Exemption, ...] = ()
+    areas: tuple[Area, ...] = ()
+    ci: CIConfig = field(default_factory=CIConfig)
+    source: str = "<defaults>"
+
+    @property
+    def predicate_import(self) -> str:
+        return f"from {self.predicate_module} import {self.predicate_name}"
+
+    @property
+    def predicate_call(self) -> str:
+        return f"{self.predicate_name}.{self.predicate_function}"
+
+    def rule(self, code: str) -> RuleSetting:
+        return self.rules.get(code, RuleSetting())
+
+    def exempt(self, path: str, code: str, function: str | None) -> Exemption | None:
+        return next((e for e in self.exemptions if e.covers(path, code, function)), None)
+
+    def area_of(self, path: str) -> Area | None:
+        return next((a for a in self.areas if a.matches(path)), None)
+
+
+def path_matches(path: str, pattern: str) -> bool:
+    """Glob match on '/'-separated relative paths; ``**`` spans folders, a bare folder matches below it."""
+    path = path.replace("\\", "/")
+    if path.startswith("./"):
+        path = path[2:]
+    if pattern == "**":
+        return True
+    regex = _glob_regex(pattern)
+    return regex.fullmatch(path) is not None or path.startswith(pattern.rstrip("/") + "/")
+
+
+_GLOB_CACHE: dict[str, re.Pattern[str]] = {}
+
+
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    cached = _GLOB_CACHE.get(pattern)
+    if cached is None:
+        parts = []
+        i = 0
+        while i < len(pattern):
+            if pattern.startswith("**/", i):
+                parts.append("(?:.*/)?")
+                i += 3
+            elif pattern.startswith("**", i):
+                parts.append(".*")
+                i += 2
+            else:
+                parts.append(fnmatch.translate(pattern[i])[4:-3].replace(".*", "[^/]*"))
+                i += 1
+        cached = _GLOB_CACHE[pattern] = re.compile("".join(parts))
+    return cached
+
+
+# ---------------------------------------------------------------- loading
+
+
+def default_path() -> Path:
+    return Path(str(resources.files("bot") / "rules.yaml"))
+
+
+def find_config(start: Path) -> Path | None:
+    """rules.yaml (or .pg-bot.yaml) in ``start`` or the nearest parent holding one."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        for name in CONFIG_NAMES:
+            candidate = folder / name
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def load(path: Path | None = None, *, search_from: Path | None = None) -> Config:
+    """Load ``path``; else the nearest rules.yaml above ``search_from``; else the packaged defaults."""
+    if path is None and search_from is not None:
+        path = find_config(search_from)
+    if path is None:
+        path = default_path()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    return parse(text, str(path))
+
+
+def parse(text: str, source: str = "<string>") -> Config:
+    data, lines = _load_yaml(text, source)
+    _validate(data, lines, source)
+    return _build(data, source)
+
+
+def _load_yaml(text: str, source: str) -> tuple[Any, dict[tuple[Any, ...], int]]:
+    """YAML -> plain data plus a map from key path to 1-based line, so errors can name both."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{source}{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from exc
+    if node is None:
+        raise ConfigError(f"{source}:1: empty file; expected a mapping with at least `version: 1`")
+    lines: dict[tuple[Any, ...], int] = {}
+    _index_lines(node, (), lines)
+    data = yaml.safe_load(text)
+    return data, lines
+
+
+def _index_lines(node: yaml.Node, path: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -> None:
+    lines[path] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            child = (*path, key.value)
+            _index_lines(value, child, lines)
+            lines[child] = key.start_mark.line + 1
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _index_lines(item, (*path, i), lines)
+
+
+def _schema() -> dict[str, Any]:
+    return json.loads((resources.files("bot") / "schema" / "rules.schema.json").read_text(encoding="utf-8"))
+
+
+def _validate(data: Any, lines: dict[tuple[Any, ...], int], source: str) -> None:
+    import jsonschema  # imported here: only needed when a file is validated
+
+    validator = jsonschema.Draft202012Validator(_schema())
+    errors = sorted(validator.iter_errors(data), key=lambda e: (list(map(str, e.absolute_path))))
+    if not errors:
+        return
+    messages = []
+    for err in errors:
+        path = tuple(err.absolute_path)
+        key = ".".join(str(p) for p in path) or "<top level>"
+        if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+            allowed = set(err.schema.get("properties", {}))
+            for extra in sorted(k for k in err.instance if k not in allowed):
+                child = (*path, extra)
+                name = ".".join(str(p) for p in child)
+                known = ", ".join(sorted(allowed))
+                messages.append(f"{source}:{lines.get(child, '?')}: unknown key `{name}` (known: {known})")
+            continue
+        messages.append(f"{source}:{lines.get(path, '?')}: `{key}`: {err.message}")
+    raise ConfigError("\n".join(messages))
+
+
+def _build(data: dict[str, Any], source: str) -> Config:
+    defaults = yaml.safe_load(default_path().read_text(encoding="utf-8")) if source != str(default_path()) else {}
+
+    def get(key: str) -> Any:
+        return data[key] if key in data else defaults.get(key)
+
+    predicate = get("predicate") or {"module": "deepspeed.comm", "name": "pg_utils", "function": "is_parallel"}
+    rules = {
+        code: RuleSetting(enabled=v.get("enabled", True), severity=Severity(v.get("severity", "error")))
+        for code, v in (get("rules") or {}).items()
+    }
+    exemptions = tuple(
+        Exemption(path=e["path"], reason=e["reason"], function=e.get("function"), rules=tuple(e.get("rules", ())))
+        for e in (get("exemptions") or [])
+    )
+    areas = tuple(
+        Area(name=a["name"], title=a.get("title", a["name"]), paths=tuple(a["paths"]), tests=tuple(a.get("tests", ())))
+        for a in (get("areas") or [])
+    )
+    ci_raw = get("ci") or {}
+    ci = CIConfig(
+        **{k: tuple(v) if isinstance(v, list) else v for k, v in ci_raw.items()}  # lists -> tuples (frozen)
+    )
+    return Config(
+        comm_modules=tuple(get("comm_modules") or ()),
+        collectives=frozenset(get("collectives") or ()),
+        inplace_collectives=frozenset(get("inplace_collectives") or ()),
+        predicate_module=predicate["module"],
+        predicate_name=predicate["name"],
+        predicate_function=predicate["function"],
+        rules=rules,
+        exemptions=exemptions,
+        areas=areas,
+        ci=ci,
+        source=source,
+    )

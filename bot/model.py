@@ -1,0 +1,89 @@
+"""Plain data shared by every stage: spans, findings, edits, rule metadata. No I/O here."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    NOTE = "note"
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    """A source range. Lines are 1-based; columns are 0-based *character* offsets; the end is exclusive."""
+
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A rule documents itself; its ``valid``/``invalid`` examples are run as its tests."""
+
+    code: str
+    name: str
+    summary: str
+    why: str
+    fix: str
+    valid: tuple[str, ...]
+    invalid: tuple[str, ...]
+    fixable: bool = True
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One place that the migration must change.
+
+    ``group`` is the source text of the process-group expression involved (``self.mp_group``), ``kind`` a
+    rule-specific sub-kind the fixer dispatches on, ``data`` extra facts (e.g. the comparison found).
+    """
+
+    code: str
+    message: str
+    path: str
+    span: Span
+    severity: Severity = Severity.ERROR
+    group: str | None = None
+    kind: str = ""
+    function: str | None = None
+    data: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def line(self) -> int:
+        return self.span.line
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["severity"] = self.severity.value
+        return d
+
+
+@dataclass(frozen=True)
+class FileError:
+    """A file that could not be analysed, and why; the run goes on without it."""
+
+    path: str
+    message: str
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    error: FileError | None = None
+    migrated: int = 0  # uses of the predicate already present (the tracker counts these)
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace ``span`` of the original source with ``text``."""
+
+    span: Span
+    text: str

@@ -1,0 +1,1 @@
+"""Output formats and the GitHub review poster."""

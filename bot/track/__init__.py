@@ -1,0 +1,1 @@
+"""Migration tracker: status per area, tracking-issue updates, history, dashboard."""

@@ -45,10 +45,10 @@ class RankContext:
 
     def init_process_group(self) -> None:
         """Join the gloo group through the parent's TCP store (so no port is ever picked twice)."""
-        import torch.distributed as dist
-
         if self.store_port is None:
             raise DistRunError("this run was started with init=False; it has no process group to join")
+        import torch.distributed as dist
+
         timeout = timedelta(seconds=self.init_timeout)
         store = dist.TCPStore(HOST, self.store_port, is_master=False, timeout=timeout)
         dist.init_process_group(

@@ -1,0 +1,81 @@
+"""Resolve names through imports, so `dist.get_world_size`, `comm.get_world_size` and a bare
+`get_world_size` imported from deepspeed.comm are recognised, and an unrelated `get_world_size` is not."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Names:
+    """Local name -> fully qualified dotted name, collected from every import in the file."""
+
+    aliases: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, tree: ast.Module, package: str | None = None) -> Names:
+        aliases: dict[str, str] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.asname:
+                        aliases[a.asname] = a.name
+                    else:
+                        head = a.name.split(".")[0]
+                        aliases[head] = head
+            elif isinstance(node, ast.ImportFrom):
+                base = _absolute(node.module, node.level, package)
+                if base is None:
+                    continue
+                for a in node.names:
+                    if a.name != "*":
+                        aliases[a.asname or a.name] = f"{base}.{a.name}"
+        return cls(aliases)
+
+    def qualify(self, node: ast.expr) -> str | None:
+        """Dotted, import-resolved name of a Name/Attribute chain; None if it is not one or not imported."""
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        head = self.aliases.get(node.id)
+        if head is None:
+            return None
+        parts.append(head)
+        return ".".join(reversed(parts))
+
+
+def _absolute(module: str | None, level: int, package: str | None) -> str | None:
+    if level == 0:
+        return module
+    if package is None:
+        return None
+    parts = package.split(".")
+    if level - 1 > len(parts):
+        return None
+    base = parts[: len(parts) - (level - 1)]
+    return ".".join([*base, module] if module else base)
+
+
+def package_of(path: str) -> str | None:
+    """The dotted package a file lives in, from its path (for relative imports): deepspeed/moe/x.py -> deepspeed.moe."""
+    parts = path.replace("\\", "/").split("/")
+    if "deepspeed" in parts:
+        parts = parts[parts.index("deepspeed") :]
+        return ".".join(parts[:-1]) or None
+    return None
+
+
+def dotted(node: ast.AST) -> str | None:
+    """Source-like text of a Name/Attribute chain (`self.mp_group`), else None."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None

@@ -1,0 +1,100 @@
+"""Decode and parse one file; map byte columns to character columns; read ignore comments.
+
+Everything that can make a file unreadable is turned into a ``FileError`` here, so one bad file never stops
+a run.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from dataclasses import dataclass, field
+
+from bot.model import Span
+
+_IGNORE = re.compile(r"#\s*pg-bot:\s*ignore(?:\[(?P<codes>[A-Za-z0-9_,\s]+)\])?(?P<reason>.*)$")
+
+
+class UnreadableSource(Exception):
+    """The file cannot be analysed; the message says why in words a user can act on."""
+
+
+@dataclass
+class ParsedSource:
+    text: str
+    tree: ast.Module
+    lines: list[str]
+    # line -> codes ignored there (an empty frozenset means every code)
+    ignores: dict[int, frozenset[str]] = field(default_factory=dict)
+
+    def span(self, node: ast.AST) -> Span:
+        """The node's span with character (not UTF-8 byte) columns."""
+        line, end_line = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
+        return Span(
+            line,
+            self._char_col(line, node.col_offset),  # type: ignore[attr-defined]
+            end_line,
+            self._char_col(end_line, node.end_col_offset or 0),  # type: ignore[attr-defined]
+        )
+
+    def _char_col(self, line: int, byte_col: int) -> int:
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        if text.isascii():
+            return byte_col
+        return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
+
+    def segment(self, node: ast.AST) -> str:
+        return ast.get_source_segment(self.text, node) or ast.unparse(node)
+
+    def ignored(self, code: str, span: Span) -> bool:
+        for line in range(span.line, span.end_line + 1):
+            codes = self.ignores.get(line)
+            if codes is not None and (not codes or code in codes):
+                return True
+        return False
+
+
+def decode(data: str | bytes) -> str:
+    if isinstance(data, str):
+        if "\0" in data:
+            raise UnreadableSource("contains NUL bytes; not a Python source file")
+        return data
+    if b"\0" in data:
+        raise UnreadableSource("contains NUL bytes; not a Python source file")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        text = data.decode(encoding)
+    except (SyntaxError, LookupError) as exc:  # bad coding cookie
+        raise UnreadableSource(f"bad source encoding: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise UnreadableSource(f"not valid {exc.encoding} (byte {exc.start}): bad encoding") from exc
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def parse(data: str | bytes) -> ParsedSource:
+    text = decode(data)
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as exc:
+        hint = ""
+        if exc.msg and ("Missing parentheses in call to" in exc.msg or "print" in (exc.text or "")[:6]):
+            hint = " (this looks like Python 2 source)"
+        raise UnreadableSource(f"syntax error at line {exc.lineno}: {exc.msg}{hint}") from exc
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise UnreadableSource(f"cannot parse: {exc}") from exc
+    lines = text.splitlines()
+    return ParsedSource(text=text, tree=tree, lines=lines, ignores=_ignores(lines))
+
+
+def _ignores(lines: list[str]) -> dict[int, frozenset[str]]:
+    found: dict[int, frozenset[str]] = {}
+    for number, line in enumerate(lines, start=1):
+        if "pg-bot" not in line:
+            continue
+        match = _IGNORE.search(line)
+        if match:
+            codes = match.group("codes")
+            found[number] = frozenset(c.strip().upper() for c in codes.split(",") if c.strip()) if codes else frozenset()
+    return found

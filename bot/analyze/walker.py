@@ -1,0 +1,182 @@
+"""One pass over a module that records the facts the rules consume: each collective call with the guards that
+dominate it, each boolean chain, each function definition, each cached world size. No rule logic here."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from bot.analyze.context import Context
+from bot.analyze.names import dotted
+from bot.analyze.optional import FunctionNode
+
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+@dataclass(frozen=True)
+class Guard:
+    """An `if` test that dominates a statement; ``negated`` when the statement runs only if the test is False
+    (the `else` branch, or the code after an early exit `if test: return`)."""
+
+    test: ast.expr
+    negated: bool
+
+
+@dataclass(frozen=True)
+class Scope:
+    function: FunctionNode | None
+    klass: ast.ClassDef | None
+    qualname: str | None
+    # names/attributes holding a cached world size here -> their group (`ws = get_world_size(group=g)`)
+    sizes: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
+
+
+@dataclass(frozen=True)
+class CollectiveCall:
+    call: ast.Call
+    name: str
+    group: ast.expr | None
+    guards: tuple[Guard, ...]
+    scope: Scope
+    statement: ast.stmt
+    result_used: bool
+
+
+@dataclass(frozen=True)
+class BoolChain:
+    node: ast.BoolOp
+    scope: Scope
+
+
+@dataclass(frozen=True)
+class CachedSize:
+    """`self.attr = get_world_size(group=g)` somewhere in a class."""
+
+    attribute: str
+    group: str
+    assignment: ast.stmt
+    assigned_in: str | None
+
+
+@dataclass
+class Facts:
+    collectives: list[CollectiveCall] = field(default_factory=list)
+    chains: list[BoolChain] = field(default_factory=list)
+    functions: list[tuple[FunctionNode, Scope]] = field(default_factory=list)
+    calls_by_name: dict[str, list[ast.Call]] = field(default_factory=dict)
+    cached: dict[int, dict[str, CachedSize]] = field(default_factory=dict)  # class id -> attribute -> fact
+    predicate_calls: int = 0
+
+
+def collect(ctx: Context) -> Facts:
+    facts = Facts()
+    _Walker(ctx, facts).block(ctx.source.tree.body, (), Scope(None, None, None, {}))
+    return facts
+
+
+class _Walker:
+    def __init__(self, ctx: Context, facts: Facts) -> None:
+        self.ctx = ctx
+        self.facts = facts
+
+    def block(self, stmts: list[ast.stmt], guards: tuple[Guard, ...], scope: Scope) -> None:
+        for stmt in stmts:
+            self.statement(stmt, guards, scope)
+            if isinstance(stmt, ast.If) and not stmt.orelse and _exits(stmt.body):
+                guards = (*guards, Guard(stmt.test, negated=True))
+
+    def statement(self, stmt: ast.stmt, guards: tuple[Guard, ...], scope: Scope) -> None:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for d in stmt.decorator_list:
+                self.expression(d, stmt, guards, scope)
+            qual = f"{scope.qualname}.{stmt.name}" if scope.qualname else stmt.name
+            inner = Scope(stmt, scope.klass, qual, {**scope.sizes, **self._local_sizes(stmt)})
+            self.facts.functions.append((stmt, inner))
+            self.block(stmt.body, (), inner)
+        elif isinstance(stmt, ast.ClassDef):
+            qual = f"{scope.qualname}.{stmt.name}" if scope.qualname else stmt.name
+            cached = self._cached_sizes(stmt)
+            self.facts.cached[id(stmt)] = cached
+            sizes = {**scope.sizes, **{attr: fact.group for attr, fact in cached.items()}}
+            self.block(stmt.body, (), Scope(None, stmt, qual, sizes))
+        elif isinstance(stmt, ast.If):
+            self.expression(stmt.test, stmt, guards, scope)
+            self.block(stmt.body, (*guards, Guard(stmt.test, negated=False)), scope)
+            self.block(stmt.orelse, (*guards, Guard(stmt.test, negated=True)), scope)
+        elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            header = stmt.test if isinstance(stmt, ast.While) else stmt.iter
+            self.expression(header, stmt, guards, scope)
+            self.block(stmt.body, guards, scope)
+            self.block(stmt.orelse, guards, scope)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            for item in stmt.items:
+                self.expression(item.context_expr, stmt, guards, scope)
+            self.block(stmt.body, guards, scope)
+        elif isinstance(stmt, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+            self.block(stmt.body, guards, scope)
+            for handler in stmt.handlers:  # type: ignore[attr-defined]
+                self.block(handler.body, guards, scope)
+            self.block(stmt.orelse, guards, scope)  # type: ignore[attr-defined]
+            self.block(stmt.finalbody, guards, scope)  # type: ignore[attr-defined]
+        elif isinstance(stmt, ast.Match):
+            self.expression(stmt.subject, stmt, guards, scope)
+            for case in stmt.cases:
+                self.block(case.body, guards, scope)
+        else:
+            self.expression(stmt, stmt, guards, scope)
+
+    def expression(self, node: ast.AST, stmt: ast.stmt, guards: tuple[Guard, ...], scope: Scope) -> None:
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Call):
+                self.call(sub, stmt, guards, scope)
+            elif isinstance(sub, ast.BoolOp):
+                self.facts.chains.append(BoolChain(sub, scope))
+
+    def call(self, call: ast.Call, stmt: ast.stmt, guards: tuple[Guard, ...], scope: Scope) -> None:
+        func = call.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        if name is not None:
+            self.facts.calls_by_name.setdefault(name, []).append(call)
+        if self.ctx.is_predicate(call):
+            self.facts.predicate_calls += 1
+            return
+        found = self.ctx.collective_group(call)
+        if found is None:
+            return
+        used = not (isinstance(stmt, ast.Expr) and stmt.value is call)
+        self.facts.collectives.append(CollectiveCall(call, found[0], found[1], guards, scope, stmt, used))
+
+    # ------------------------------------------------------------ cached sizes
+
+    def _local_sizes(self, function: FunctionNode) -> dict[str, str]:
+        """Locals assigned once from `get_world_size(group=g)` act as that size (`ws > 1`)."""
+        counts: dict[str, int] = {}
+        sizes: dict[str, str] = {}
+        for node in ast.walk(function):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        counts[target.id] = counts.get(target.id, 0) + 1
+                        group = self.ctx.world_size_group(node.value)
+                        text = dotted(group) if group is not None else None
+                        if text is not None:
+                            sizes[target.id] = text
+        return {name: group for name, group in sizes.items() if counts[name] == 1}
+
+    def _cached_sizes(self, klass: ast.ClassDef) -> dict[str, CachedSize]:
+        found: dict[str, CachedSize] = {}
+        for item in klass.body:
+            if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(item):
+                if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                    attr = dotted(node.targets[0])
+                    group = self.ctx.world_size_group(node.value)
+                    text = dotted(group) if group is not None else None
+                    if attr and attr.startswith("self.") and text:
+                        found[attr] = CachedSize(attr, text, node, f"{klass.name}.{item.name}")
+        return found
+
+
+def _exits(body: list[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[-1], _EXITS)

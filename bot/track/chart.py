@@ -1,0 +1,65 @@
+"""The burndown chart: remaining sites per area over the first-parent history (PNG and SVG).
+
+Uses matplotlib's object API on the Agg canvas (never pyplot), so no display or global state is involved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from bot.track.history import Point
+
+# fixed colours per area position (matplotlib's tab10), so a chart reads the same run after run
+AREA_COLORS = (
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+)
+TOTAL_COLOR = "#000000"
+
+
+def area_colors(names: Sequence[str]) -> dict[str, str]:
+    return {name: AREA_COLORS[i % len(AREA_COLORS)] for i, name in enumerate(names)}
+
+
+def _date(ts: int) -> str:
+    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d")
+
+
+def burndown_figure(points: Sequence[Point], titles: Mapping[str, str]) -> Figure:
+    """Remaining sites per area against commit position (dates as tick labels: commit dates need not grow)."""
+    if not points:
+        raise ValueError("no commits to draw")
+    names = list(titles) or list(points[0].areas)
+    colors = area_colors(names)
+    xs = list(range(len(points)))
+    fig = Figure(figsize=(10, 5), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    for name in names:
+        ys = [p.areas.get(name, {}).get("remaining", 0) for p in points]
+        if any(ys):
+            ax.plot(xs, ys, drawstyle="steps-post", linewidth=2, color=colors[name], label=titles.get(name, name))
+    ax.plot(xs, [p.remaining for p in points], drawstyle="steps-post", linewidth=1.5, linestyle="--",
+            color=TOTAL_COLOR, label="Total")
+    ticks = sorted({round(i * (len(points) - 1) / 7) for i in range(8)}) if len(points) > 1 else [0]
+    ax.set_xticks(ticks, [f"{_date(points[i].time)}\n{points[i].sha[:7]}" for i in ticks], fontsize=8)
+    ax.set_xlim(0, max(1, len(points) - 1))
+    ax.set_ylim(bottom=0)
+    ax.set_ylabel("remaining sites")
+    ax.set_xlabel(f"first-parent commits ({len(points)})")
+    ax.set_title("pg-bot burndown: hand-rolled process-group guards left, per area")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="upper right", fontsize=8)
+    return fig
+
+
+def write_chart(points: Sequence[Point], titles: Mapping[str, str], *paths: Path) -> list[Path]:
+    """Draw once, save in each format its suffix names (.png, .svg)."""
+    fig = burndown_figure(points, titles)
+    for path in paths:
+        fig.savefig(path, format=path.suffix.lstrip(".").lower() or "png")
+    return list(paths)

@@ -1,0 +1,142 @@
+"""`pg-bot fix [PATHS]`: print a unified diff (default), `--write` it in place, or `--check` (exit 1 if any change).
+
+Exit codes: 0 done (or nothing to change), 1 `--check` found changes, 2 usage/config error. A file that
+cannot be read, decoded or parsed is reported and skipped; the run goes on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import io
+import sys
+import tokenize
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bot.analyze import RULES, analyze_source, iter_python_files
+from bot.commands.common import add_config_options, fail, load_config, selected
+from bot.config import Config, ConfigError
+from bot.fix import FIXABLE, fix_source
+from bot.fix.text import split_lines
+from bot.model import Finding
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", default=["."], help="files or folders")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--write", action="store_true", help="apply the fixes in place")
+    mode.add_argument("--check", action="store_true", help="print nothing but the summary; exit 1 if a file would change")
+    parser.add_argument(
+        "--unsafe-fixes",
+        action="store_true",
+        help="also apply fixes that change behaviour by design (partial guards, unguarded collectives, ...)",
+    )
+    parser.add_argument("--show-refused", action="store_true", help="list every fix not applied, with the reason")
+    add_config_options(parser)
+
+
+@dataclass
+class Tally:
+    files_changed: int = 0
+    applied: Counter[str] = field(default_factory=Counter)
+    refused: Counter[str] = field(default_factory=Counter)
+    errors: list[str] = field(default_factory=list)
+    refusals: list[str] = field(default_factory=list)
+
+
+def _read(path: Path) -> tuple[str, str]:
+    """Text and encoding, line endings untouched (the diff and --write must keep CRLF files CRLF)."""
+    data = path.read_bytes()
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    return data.decode(encoding), encoding
+
+
+def fix_file(path: Path, shown: str, config: Config, wanted: set[str], unsafe: bool, tally: Tally) -> tuple[str, str, str] | None:
+    """(old, new, encoding) for one file, or None when it cannot be processed (recorded in ``tally``)."""
+    try:
+        source, encoding = _read(path)
+    except (OSError, SyntaxError, UnicodeDecodeError, LookupError) as exc:
+        tally.errors.append(f"{shown}: cannot read: {exc}")
+        return None
+    result = analyze_source(shown, source, config)
+    if result.error is not None:
+        tally.errors.append(f"{shown}: {result.error.message}")
+        return None
+    findings = [f for f in result.findings if f.code in wanted]
+    if not findings:
+        return source, source, encoding
+    fixed = fix_source(source, findings, config, unsafe=unsafe)
+    tally.applied.update(f.code for f in fixed.applied)
+    tally.refused.update(f.code for f, _ in fixed.refused)
+    tally.refusals.extend(_refusal(shown, f, why) for f, why in fixed.refused)
+    return source, fixed.source, encoding
+
+
+def _refusal(path: str, finding: Finding, why: str) -> str:
+    return f"{path}:{finding.span.line}:{finding.span.col + 1}: {finding.code} not fixed: {why}"
+
+
+def _diff(shown: str, old: str, new: str) -> str:
+    lines = difflib.unified_diff(
+        split_lines(old), split_lines(new), f"a/{shown}", f"b/{shown}"
+    )
+    return "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+def _display(file: Path) -> str:
+    try:
+        return file.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return file.as_posix()
+
+
+def run(args: argparse.Namespace) -> int:
+    paths = [Path(p) for p in args.paths]
+    missing = [p for p in paths if not p.exists()]
+    if missing:
+        return fail(f"no such file or folder: {', '.join(map(str, missing))}")
+    try:
+        config = load_config(args, paths)
+        wanted = selected(args, set(RULES)) & set(FIXABLE)
+    except ConfigError as exc:
+        return fail(str(exc))
+    tally = Tally()
+    for file in iter_python_files(paths):
+        shown = _display(file)
+        outcome = fix_file(file, shown, config, wanted, args.unsafe_fixes, tally)
+        if outcome is None or outcome[0] == outcome[1]:
+            continue
+        old, new, encoding = outcome
+        tally.files_changed += 1
+        if args.write:
+            try:
+                file.write_bytes(new.encode(encoding))
+            except OSError as exc:
+                tally.errors.append(f"{shown}: cannot write: {exc.strerror or exc}")
+        elif not args.check:
+            sys.stdout.write(_diff(shown, old, new))
+    _summary(tally, args)
+    return 1 if args.check and tally.files_changed else 0
+
+
+def _counts(counter: Counter[str]) -> str:
+    return ", ".join(f"{code} {n}" for code, n in sorted(counter.items())) or "none"
+
+
+def _summary(tally: Tally, args: argparse.Namespace) -> None:
+    out = sys.stderr
+    for error in tally.errors:
+        print(f"pg-bot: {error}", file=out)
+    if args.show_refused:
+        for line in tally.refusals:
+            print(line, file=out)
+    verb = "fixed" if args.write else "would fix"
+    print(
+        f"{verb} {sum(tally.applied.values())} finding(s) in {tally.files_changed} file(s) ({_counts(tally.applied)}); "
+        f"not fixed {sum(tally.refused.values())} ({_counts(tally.refused)})"
+        + ("" if args.unsafe_fixes or not tally.refused else "; unsafe fixes need --unsafe-fixes")
+        + ("" if args.show_refused or not tally.refused else "; --show-refused lists why"),
+        file=out,
+    )

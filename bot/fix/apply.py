@@ -1,0 +1,57 @@
+"""fix_source: plan every finding, apply the ones allowed, verify the result, report the rest."""
+
+from __future__ import annotations
+
+import ast
+
+from bot.config import Config
+from bot.fix import FixResult
+from bot.fix.codemod import apply
+from bot.fix.plan import Plan, Refused, make_context, plan
+from bot.fix.text import split_lines
+from bot.model import Finding
+
+
+def plan_all(source: str, findings: list[Finding], config: Config) -> tuple[list[Plan], list[tuple[Finding, str]]]:
+    try:
+        ctx = make_context(source, split_lines(source), config)
+    except SyntaxError as exc:
+        return [], [(f, f"file does not parse (line {exc.lineno}): {exc.msg}") for f in findings]
+    plans: list[Plan] = []
+    refused: list[tuple[Finding, str]] = []
+    for finding in findings:
+        try:
+            plans.append(plan(finding, ctx))
+        except Refused as exc:
+            refused.append((finding, str(exc)))
+    return plans, refused
+
+
+def fix_source(source: str, findings: list[Finding], config: Config, *, unsafe: bool = False) -> FixResult:
+    if isinstance(source, bytes):
+        source = source.decode("utf-8")
+    plans, refused = plan_all(source, findings, config)
+    chosen: list[Plan] = []
+    for p in plans:
+        if p.safe or unsafe:
+            chosen.append(p)
+        else:
+            refused.append((p.finding, f"{p.note}; applied only with --unsafe-fixes"))
+    lines = split_lines(source)
+    predicate = (config.predicate_module, config.predicate_name)
+    while chosen:
+        needs = predicate if any(p.needs_import for p in chosen) else None
+        outcome = apply(source, list(enumerate(chosen)), lines, needs)
+        if not outcome.failed:
+            break
+        # Drop the plans that could not be carried out and redo the rest from the original source.
+        refused.extend((chosen[i].finding, reason) for i, reason in sorted(outcome.failed.items()))
+        chosen = [p for i, p in enumerate(chosen) if i not in outcome.failed]
+    if not chosen:
+        return FixResult(source, [], refused)
+    try:
+        ast.parse(outcome.code)
+    except SyntaxError as exc:  # a bug in a rewrite: never hand back code that does not parse
+        reason = f"internal error: the rewritten file does not parse (line {exc.lineno}: {exc.msg}); nothing applied"
+        return FixResult(source, [], refused + [(p.finding, reason) for p in chosen])
+    return FixResult(outcome.code, [p.finding for p in chosen], refused, {id(p.finding): p.note for p in chosen})

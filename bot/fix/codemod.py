@@ -1,0 +1,344 @@
+"""Apply rewrite plans to a LibCST tree in one pass, located by span; add the predicate's import.
+
+Every plan's spans refer to the original source, so all edits happen in a single transformer pass over the
+original positions. Untouched nodes keep their exact text (LibCST round-trips byte for byte).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from bot.fix.plan import (
+    InsertAfter,
+    NameContiguous,
+    Plan,
+    RemoveDef,
+    ReplaceCall,
+    ReplaceExpr,
+    ReplaceReturn,
+    RewriteChain,
+    WrapStatement,
+)
+from bot.model import Span
+
+
+class OpFailed(Exception):
+    """One plan's operation cannot be carried out on the tree; that plan is dropped, the others go on."""
+
+
+@dataclass
+class Outcome:
+    code: str
+    failed: dict[int, str] = field(default_factory=dict)  # plan index -> reason
+
+
+def _span_of(pos: cst.metadata.CodeRange) -> Span:
+    return Span(pos.start.line, pos.start.column, pos.end.line, pos.end.column)
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def _ident_char(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+class _Apply(cst.CSTTransformer):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, plans: list[tuple[int, Plan]], lines: list[str], indent: str) -> None:
+        super().__init__()
+        self.lines = lines
+        self.indent = indent
+        self.exprs: dict[Span, tuple[int, ReplaceExpr | ReplaceCall]] = {}
+        self.chains: dict[Span, tuple[int, RewriteChain]] = {}
+        self.stmts: dict[Span, list[tuple[int, WrapStatement | NameContiguous | InsertAfter]]] = defaultdict(list)
+        self.defs: dict[tuple[int, str], list[tuple[int, RemoveDef | ReplaceReturn]]] = defaultdict(list)
+        self.pending: dict[int, int] = defaultdict(int)  # plan index -> operations not yet applied
+        self.failed: dict[int, str] = {}
+        for index, plan in plans:
+            for op in plan.ops:
+                self.pending[index] += 1
+                if isinstance(op, ReplaceExpr | ReplaceCall):
+                    if op.span in self.exprs:
+                        self.failed[index] = "another fix already rewrites this expression"
+                    self.exprs[op.span] = (index, op)
+                elif isinstance(op, RewriteChain):
+                    self.chains[op.chain] = (index, op)
+                elif isinstance(op, RemoveDef | ReplaceReturn):
+                    self.defs[(op.line, op.name)].append((index, op))
+                elif isinstance(op, InsertAfter) and any(
+                    isinstance(o, InsertAfter) and o.code == op.code for _, o in self.stmts[op.span]
+                ):
+                    self.pending[index] -= 1  # the same cached flag is already being added
+                else:
+                    self.stmts[op.span].append((index, op))
+
+    # -------------------------------------------------------------- helpers
+
+    def _pos(self, node: cst.CSTNode) -> Span | None:
+        try:
+            return _span_of(self.get_metadata(PositionProvider, node))
+        except KeyError:
+            return None
+
+    def _done(self, index: int) -> None:
+        self.pending[index] -= 1
+
+    def _parens_droppable(self, original: cst.BaseExpression) -> bool:
+        """Outer parentheses can go unless a keyword or name touches them (`if(`, `not(`, `)and`)."""
+        lpar, rpar = self._pos(original.lpar[0]), self._pos(original.rpar[-1])
+        if lpar is None or rpar is None:
+            return False
+        before = self.lines[lpar.line - 1][: lpar.col]
+        after = self.lines[rpar.end_line - 1][rpar.end_col :]
+        return not (before and _ident_char(before[-1])) and not (after and _ident_char(after[0]))
+
+    def _place(self, original: cst.BaseExpression, updated: cst.BaseExpression, new: cst.BaseExpression) -> cst.BaseExpression:
+        if not original.lpar:
+            return new
+        atomic = isinstance(new, cst.Call | cst.Name | cst.Attribute)
+        if atomic and self._parens_droppable(original):
+            return new
+        return new.with_changes(lpar=updated.lpar, rpar=updated.rpar)
+
+    # -------------------------------------------------------------- expressions
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[no-untyped-def]
+        if isinstance(original_node, cst.BaseExpression) and (self.exprs or self.chains):
+            span = self._pos(original_node)
+            if span in self.chains and isinstance(updated_node, cst.BooleanOperation):
+                index, chain = self.chains[span]
+                return self._guarded(index, lambda: self._rewrite_chain(original_node, updated_node, chain), updated_node)
+            if span in self.exprs and isinstance(updated_node, cst.BaseExpression):
+                index, op = self.exprs[span]
+                return self._guarded(index, lambda: self._replace(original_node, updated_node, op), updated_node)
+        return super().on_leave(original_node, updated_node)
+
+    def _guarded(self, index: int, action, fallback):  # type: ignore[no-untyped-def]
+        if index in self.failed:
+            return fallback
+        try:
+            result = action()
+        except OpFailed as exc:
+            self.failed[index] = str(exc)
+            return fallback
+        except cst.CSTValidationError as exc:
+            self.failed[index] = f"rewrite would not be valid Python here: {exc}"
+            return fallback
+        self._done(index)
+        return result
+
+    def _replace(self, original: cst.BaseExpression, updated: cst.BaseExpression, op: ReplaceExpr | ReplaceCall) -> cst.BaseExpression:
+        if isinstance(op, ReplaceCall):
+            new = cst.parse_expression(op.template.format(group=self._bind(updated, op)))
+        else:
+            new = cst.parse_expression(op.text)
+        return self._place(original, updated, new)
+
+    def _bind(self, call: cst.BaseExpression, op: ReplaceCall) -> str:
+        """The group expression of a call to a predicate copy, in terms of the call's own arguments."""
+        if not isinstance(call, cst.Call):
+            raise OpFailed("the located expression is not a call")
+        bound: dict[str, str] = {}
+        params = list(op.params)
+        if op.method:
+            if not isinstance(call.func, cst.Attribute) or not params:
+                raise OpFailed("a method copy called without a receiver")
+            bound[params.pop(0)] = _code(call.func.value)
+        for i, arg in enumerate(call.args):
+            if arg.star:
+                raise OpFailed("call passes *args/**kwargs")
+            name = arg.keyword.value if arg.keyword is not None else (params[i] if i < len(params) else None)
+            if name is None or name not in params:
+                raise OpFailed("call arguments do not match the copy's parameters")
+            bound[name] = _code(arg.value)
+        for name in params:
+            bound.setdefault(name, op.defaults.get(name, ""))
+            if not bound[name]:
+                raise OpFailed(f"call does not pass `{name}`")
+        group = ast.parse(op.group, mode="eval").body
+
+        class Sub(ast.NodeTransformer):
+            def visit_Name(self, node: ast.Name) -> ast.AST:
+                return ast.parse(f"({bound[node.id]})", mode="eval").body if node.id in bound else node
+
+        return ast.unparse(Sub().visit(group))
+
+    def _rewrite_chain(self, original: cst.BooleanOperation, updated: cst.BooleanOperation, op: RewriteChain) -> cst.BaseExpression:
+        kind = type(original.operator)
+        orig_ops, upd_ops, operators = _flatten(original, kind), _flatten(updated, kind), _operators(updated, kind)
+        spans = [self._pos(o) for o in orig_ops]
+        if op.keep not in spans or op.drop not in spans:
+            raise OpFailed("guard operands not found in the boolean chain")
+        keep, drop = spans.index(op.keep), spans.index(op.drop)
+        new = cst.parse_expression(op.text)
+        kept = upd_ops[keep]
+        upd_ops[keep] = new.with_changes(lpar=kept.lpar, rpar=kept.rpar) if kept.lpar and not isinstance(new, cst.Call) else new
+        del upd_ops[drop]
+        del operators[drop - 1 if drop > 0 else 0]
+        result: cst.BaseExpression = upd_ops[0]
+        for operator, right in zip(operators, upd_ops[1:], strict=True):
+            result = cst.BooleanOperation(left=result, operator=operator, right=right)
+        return result.with_changes(lpar=updated.lpar, rpar=updated.rpar) if isinstance(result, cst.BooleanOperation) else self._place(original, updated, result)
+
+    # -------------------------------------------------------------- statements
+
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine):  # type: ignore[no-untyped-def]
+        if not self.stmts:
+            return updated_node
+        span = self._pos(original_node.body[0]) if original_node.body else None
+        ops = self.stmts.get(span) if span is not None else None
+        if not ops:
+            return updated_node
+        if len(updated_node.body) != 1:
+            for index, _ in ops:
+                self.failed[index] = "the statement shares its line with another (`;`)"
+            return updated_node
+        stmts: list[cst.BaseStatement] = [updated_node]
+        for kind in (NameContiguous, WrapStatement, InsertAfter):  # expand, then guard, then append
+            for index, op in ops:
+                if isinstance(op, kind) and index not in self.failed:
+                    try:
+                        stmts = self._statement_op(op, stmts)
+                    except OpFailed as exc:
+                        self.failed[index] = str(exc)
+                        continue
+                    self._done(index)
+        return stmts[0] if len(stmts) == 1 else cst.FlattenSentinel(stmts)
+
+    def _statement_op(self, op: WrapStatement | NameContiguous | InsertAfter, stmts: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+        if isinstance(op, InsertAfter):
+            return [*stmts, cst.parse_statement(op.code + "\n")]
+        if isinstance(op, WrapStatement):
+            first = stmts[0]
+            inner = [_reindented(s, self.indent) for s in (first.with_changes(leading_lines=()), *stmts[1:])]
+            return [
+                cst.If(
+                    test=cst.parse_expression(op.test),
+                    body=cst.IndentedBlock(body=inner),
+                    leading_lines=first.leading_lines,
+                )
+            ]
+        return self._name_contiguous(op, stmts)
+
+    def _name_contiguous(self, op: NameContiguous, stmts: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+        line = stmts[0]
+        if len(stmts) != 1 or not isinstance(line, cst.SimpleStatementLine) or not isinstance(line.body[0], cst.Expr):
+            raise OpFailed("the collective is not a statement of its own")
+        call = line.body[0].value
+        if not isinstance(call, cst.Call) or not call.args:
+            raise OpFailed("the statement is not a collective call")
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == "async_op":
+                value = _code(arg.value)
+                if value != "False":
+                    raise OpFailed("async_op: the copy-back would run before the collective completes")
+        first = call.args[0].value
+        if not (
+            isinstance(first, cst.Call)
+            and isinstance(first.func, cst.Attribute)
+            and first.func.attr.value == "contiguous"
+            and not first.args
+        ):
+            raise OpFailed("the first argument is not `<tensor>.contiguous()`")
+        if _code(first.func.value).strip() != op.tensor:
+            raise OpFailed(f"the contiguous tensor is not `{op.tensor}`")
+        temp = cst.Name(op.temp)
+        args = [call.args[0].with_changes(value=temp), *call.args[1:]]
+        reduce = line.with_changes(body=[line.body[0].with_changes(value=call.with_changes(args=args))], leading_lines=())
+        name = line.with_changes(body=[cst.parse_statement(f"{op.temp} = {op.tensor}.contiguous()\n").body[0]])
+        back = cst.parse_statement(f"{op.tensor}.copy_({op.temp})\n")
+        return [name, reduce, back]
+
+    # -------------------------------------------------------------- predicate copies
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef):  # type: ignore[no-untyped-def]
+        if not self.defs:
+            return updated_node
+        span = self._pos(original_node)
+        ops = self.defs.get((span.line, original_node.name.value)) if span else None
+        if not ops:
+            return updated_node
+        index, op = ops[0]
+        if index in self.failed:
+            return updated_node
+        self._done(index)
+        if isinstance(op, RemoveDef):
+            return cst.RemovalSentinel.REMOVE
+        body = updated_node.body
+        if not isinstance(body, cst.IndentedBlock):
+            return updated_node.with_changes(body=body.with_changes(body=[cst.Return(value=cst.parse_expression(op.text))]))
+        new_body = []
+        for stmt in body.body:
+            if isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Return):
+                stmt = stmt.with_changes(body=[stmt.body[0].with_changes(value=cst.parse_expression(op.text))])
+            new_body.append(stmt)
+        return updated_node.with_changes(body=body.with_changes(body=new_body))
+
+
+def _flatten(node: cst.BooleanOperation, kind: type) -> list[cst.BaseExpression]:
+    """`a and b and c` is ((a and b) and c) in the CST: the operands in source order. The outer chain's own
+    parentheses stay on the rebuilt chain; a parenthesised inner chain is one operand."""
+    return [*_flatten_inner(node.left, kind), node.right]
+
+
+def _flatten_inner(node: cst.BaseExpression, kind: type) -> list[cst.BaseExpression]:
+    if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, kind) and not node.lpar:
+        return [*_flatten_inner(node.left, kind), node.right]
+    return [node]
+
+
+def _operators(node: cst.BooleanOperation, kind: type) -> list[cst.BaseBooleanOp]:
+    ops: list[cst.BaseBooleanOp] = []
+    current: cst.BaseExpression = node
+    first = True
+    while isinstance(current, cst.BooleanOperation) and isinstance(current.operator, kind) and (first or not current.lpar):
+        ops.append(current.operator)
+        current = current.left
+        first = False
+    return ops[::-1]
+
+
+def _reindented(stmt: cst.BaseStatement, indent: str) -> cst.BaseStatement:
+    """Continuation lines inside brackets keep absolute indentation in the CST; shift them with the block.
+
+    Only done when the statement holds no multi-line string, whose content must not change.
+    """
+    code = _code(stmt)
+    lines = code.splitlines(keepends=True)
+    if len(lines) < 2 or '"""' in code or "'''" in code:
+        return stmt
+    shifted = lines[0] + "".join(indent + line if line.strip() else line for line in lines[1:])
+    try:
+        return cst.parse_statement(shifted)
+    except cst.ParserSyntaxError:
+        return stmt
+
+
+def apply(source: str, plans: Iterable[tuple[int, Plan]], lines: list[str], predicate: tuple[str, str] | None) -> Outcome:
+    """Run the plans over ``source``; ``predicate`` (module, name) is imported when not None."""
+    plans = list(plans)
+    module = cst.parse_module(source)
+    applier = _Apply(plans, lines, module.default_indent)
+    new = MetadataWrapper(module, unsafe_skip_copy=True).visit(applier)
+    failed = dict(applier.failed)
+    for index, _ in plans:
+        if index not in failed and applier.pending[index] > 0:
+            failed[index] = "the finding's span does not match any node in the file"
+    if failed:
+        return Outcome(source, failed)
+    if predicate is not None:
+        context = CodemodContext()
+        AddImportsVisitor.add_needed_import(context, predicate[0], predicate[1])
+        new = AddImportsVisitor(context).transform_module(new)
+    return Outcome(new.code, {})

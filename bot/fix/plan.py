@@ -1,0 +1,398 @@
+"""Findings -> rewrite plans: what to change, whether it is behaviour-preserving, and why (no CST editing here).
+
+Each rule has one planner. A planner reads the finding's spans and ``data`` (docs/contracts.md), checks the
+rewrite with :mod:`bot.fix.equivalence`, and returns the operations the codemod performs, or raises
+:class:`Refused` with a reason a reviewer can read.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.config import Config
+from bot.fix.equivalence import STATES, Comparison, EvaluationError, compare
+from bot.fix.text import slice_span
+from bot.model import Finding, Span
+
+
+class Refused(Exception):
+    """This finding cannot be rewritten automatically; the message says why."""
+
+
+# ------------------------------------------------------------------ operations the codemod understands
+
+
+@dataclass(frozen=True)
+class ReplaceExpr:
+    """Replace the expression at ``span`` by ``text``."""
+
+    span: Span
+    text: str
+
+
+@dataclass(frozen=True)
+class RewriteChain:
+    """In the boolean chain at ``chain``, the operand at ``keep`` becomes ``text`` and the one at ``drop`` goes."""
+
+    chain: Span
+    keep: Span
+    drop: Span
+    text: str
+
+
+@dataclass(frozen=True)
+class ReplaceCall:
+    """Replace the call at ``span`` to a local predicate copy by the predicate; the argument comes from the
+    call (bound to the copy's parameters), so ``template`` holds ``{group}``."""
+
+    span: Span
+    template: str
+    params: tuple[str, ...]
+    defaults: Mapping[str, str]
+    group: str  # group expression in terms of the copy's parameters
+    method: bool  # the copy is a method: its first parameter binds to the call's receiver
+
+
+@dataclass(frozen=True)
+class WrapStatement:
+    """Put the statement at ``span`` under ``if <test>:``."""
+
+    span: Span
+    test: str
+
+
+@dataclass(frozen=True)
+class NameContiguous:
+    """Reduce a named contiguous copy of ``tensor`` in the statement at ``span`` and copy it back."""
+
+    span: Span
+    tensor: str
+    temp: str
+
+
+@dataclass(frozen=True)
+class InsertAfter:
+    """Insert statement ``code`` after the statement at ``span`` (same block, same indentation)."""
+
+    span: Span
+    code: str
+
+
+@dataclass(frozen=True)
+class RemoveDef:
+    line: int
+    name: str
+
+
+@dataclass(frozen=True)
+class ReplaceReturn:
+    """The copy stays (still used, or public): its returned expression delegates to the predicate."""
+
+    line: int
+    name: str
+    text: str
+
+
+Op = ReplaceExpr | RewriteChain | ReplaceCall | WrapStatement | NameContiguous | InsertAfter | RemoveDef | ReplaceReturn
+
+
+@dataclass
+class Plan:
+    finding: Finding
+    ops: list[Op]
+    safe: bool  # equivalent in all four states: applied by default
+    note: str  # what changes and why (names the states that differ)
+    comparison: Comparison | None = None
+    needs_import: bool = True
+
+
+@dataclass
+class Context:
+    source: str
+    lines: list[str]
+    config: Config
+    tree: ast.Module
+    parents: dict[ast.AST, ast.AST] = field(default_factory=dict)
+
+    @property
+    def predicate(self) -> tuple[str, str]:
+        return (self.config.predicate_name, self.config.predicate_function)
+
+    def call(self, group: str, negative: bool = False) -> str:
+        text = f"{self.config.predicate_call}({group})"
+        return f"not {text}" if negative else text
+
+    def text(self, span: Span) -> str:
+        try:
+            return slice_span(self.lines, span)
+        except ValueError as exc:
+            raise Refused(str(exc)) from exc
+
+
+def make_context(source: str, lines: list[str], config: Config) -> Context:
+    tree = ast.parse(source)
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    return Context(source, lines, config, tree, parents)
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def _span(finding: Finding, key: str) -> Span:
+    return _as_span(finding.data.get(key), f"{finding.code} finding lacks data[{key!r}] (a Span)")
+
+
+def _as_span(value: Any, error: str) -> Span:
+    """Spans arrive as Span, or as a dict / 4-list after a JSON round trip."""
+    if isinstance(value, Span):
+        return value
+    if isinstance(value, Mapping) and {"line", "col", "end_line", "end_col"} <= set(value):
+        return Span(int(value["line"]), int(value["col"]), int(value["end_line"]), int(value["end_col"]))
+    if isinstance(value, Sequence) and not isinstance(value, str) and len(value) == 4:
+        return Span(*(int(v) for v in value))
+    raise Refused(f"{error}; cannot locate the rewrite")
+
+
+def _group(finding: Finding) -> str:
+    if not finding.group:
+        raise Refused(f"{finding.code} finding names no process group (Finding.group is empty)")
+    return finding.group
+
+
+def _compare(ctx: Context, old: str, new: str, group: str, subs: Mapping[str, str] | None = None) -> Comparison:
+    try:
+        return compare(old, new, group, substitutions=subs, predicate=ctx.predicate)
+    except EvaluationError as exc:
+        raise Refused(f"cannot prove the rewrite: {exc}") from exc
+
+
+_WHY = {
+    STATES[0].name: "with the dimension absent the old code ran the collective over the WORLD group",
+    STATES[1].name: "a rank outside the group must not take part in its collective",
+    STATES[2].name: "a collective over one rank is a no-op",
+}
+
+
+def _judge(comparison: Comparison, intended: str) -> tuple[bool, str]:
+    """(safe, note). Refuses any rewrite that changes what a real multi-rank group does."""
+    if not comparison.preserves_parallel:
+        raise Refused(f"rewrite would change behaviour for a multi-rank group ({comparison.describe()})")
+    if comparison.equivalent:
+        return True, f"behaviour-preserving: {comparison.describe()}"
+    reasons = "; ".join(
+        f"{o.state}: old {o.old}, new {o.new} ({_WHY.get(o.state.name, 'no parallelism there')})"
+        for o in comparison.differing
+    )
+    return False, f"unsafe fix, changes behaviour by design ({intended}): {reasons}"
+
+
+# ------------------------------------------------------------------ planners, one per rule
+
+
+def _full_guard(finding: Finding, ctx: Context) -> Plan:
+    group = _group(finding)
+    first, second = sorted((_span(finding, "none_check"), _span(finding, "size_check")))
+    chain = _span(finding, "chain")
+    op = "or" if finding.kind == "or" else "and"
+    old = f"({ctx.text(first)}) {op} ({ctx.text(second)})"
+    new = ctx.call(group, negative=op == "or")
+    comparison = _compare(ctx, old, new, group)
+    safe, note = _judge(comparison, "a hand-written guard that is not the predicate")
+    whole = chain.line == first.line and chain.col == first.col
+    whole = whole and (chain.end_line, chain.end_col) == (second.end_line, second.end_col)
+    ops: list[Op] = [ReplaceExpr(chain, new) if whole else RewriteChain(chain, first, second, new)]
+    return Plan(finding, ops, safe, note, comparison)
+
+
+def _test_replacement(finding: Finding, ctx: Context, intended: str) -> Plan:
+    group = _group(finding)
+    negative = finding.kind == "negative"
+    new = ctx.call(group, negative)
+    comparison = _compare(ctx, ctx.text(finding.span), new, group)
+    safe, note = _judge(comparison, intended)
+    return Plan(finding, [ReplaceExpr(finding.span, new)], safe, note, comparison)
+
+
+def _partial_none(finding: Finding, ctx: Context) -> Plan:
+    return _test_replacement(finding, ctx, "the None-only check also let single-rank and non-member groups through")
+
+
+def _partial_size(finding: Finding, ctx: Context) -> Plan:
+    return _test_replacement(finding, ctx, "the size-only check reduced over the WORLD when the group is None")
+
+
+# Collectives whose skipping is invisible for a single-rank or non-member group: they only update their own
+# tensor argument (or synchronise). Output-buffer collectives (all_gather, ...) would leave the buffer unfilled.
+_SKIPPABLE_EXTRA = frozenset({"barrier", "monitored_barrier"})
+
+
+def _unguarded(finding: Finding, ctx: Context) -> Plan:
+    group = _group(finding)
+    statement = _span(finding, "statement")
+    collective = str(finding.data.get("collective") or "the collective")
+    if finding.data.get("result_used", True):
+        raise Refused(
+            f"the result of `{collective}` is used, so skipping the call would leave it undefined; "
+            f"guard the surrounding code with `if {ctx.call(group)}:` by hand"
+        )
+    if collective not in ctx.config.inplace_collectives | _SKIPPABLE_EXTRA:
+        raise Refused(
+            f"`{collective}` writes into an output buffer that a single-rank group still fills; skipping it is "
+            f"not behaviour-preserving for a present group. Guard with `if {ctx.call(group)}:` and fill the "
+            "buffer for the non-parallel case by hand"
+        )
+    new = ctx.call(group)
+    comparison = _compare(ctx, "True", new, group)  # no guard: the collective always runs
+    safe, note = _judge(comparison, f"`{collective}` on a None group reduced over the WORLD")
+    return Plan(finding, [WrapStatement(statement, new)], safe, note, comparison)
+
+
+def _dimension(group: str, attribute: str) -> str:
+    """`self.mp_group` -> `mp`; `group` with `self.tp_world_size` -> `tp`; else `group`."""
+    strip = r"(^_+|_?process_group$|_?group$|_?pg$|_?world_size$|_?size$|^ws$)"
+    for candidate in (group, attribute):
+        name = re.sub(strip, "", candidate.rsplit(".", 1)[-1])
+        name = re.sub(strip, "", name)
+        if name.isidentifier():
+            return name
+    return "group"
+
+
+def _cached_size(finding: Finding, ctx: Context) -> Plan:
+    attribute = finding.data.get("attribute")
+    if not isinstance(attribute, str) or "." not in attribute:
+        raise Refused("PG106 finding lacks data['attribute'] (e.g. `self.world_size`)")
+    assignment = _span(finding, "assignment")
+    try:
+        stmt = ast.parse(ctx.text(assignment).strip()).body[0]
+    except (SyntaxError, IndexError) as exc:
+        raise Refused(f"the cached assignment at line {assignment.line} does not parse alone") from exc
+    value = getattr(stmt, "value", None)
+    if not (isinstance(value, ast.Call) and isinstance(stmt, ast.Assign | ast.AnnAssign)):
+        raise Refused(f"line {assignment.line} does not assign a get_world_size(...) call")
+    group_node = value.args[0] if value.args else next((k.value for k in value.keywords if k.arg == "group"), None)
+    if group_node is None:
+        raise Refused(f"`{ast.unparse(value)}` measures the world, not an optional group")
+    group = ast.unparse(group_node)
+    base = attribute.rsplit(".", 1)[0]
+    cached = f"{base}.is_{_dimension(group, attribute)}_parallel"
+    code = f"{cached} = {ctx.call(group)}"
+    negative = finding.kind == "negative"
+    new = f"not {cached}" if negative else cached
+    # The cached flag holds is_parallel(group) from construction; compare the test against exactly that.
+    comparison = _compare(
+        ctx, ctx.text(finding.span), ctx.call(group, negative), group, subs={attribute: ast.unparse(value)}
+    )
+    safe, note = _judge(comparison, "a cached world size is 8 (the world) for a None group")
+    ops: list[Op] = [ReplaceExpr(finding.span, new)]
+    if code not in ctx.source:
+        if re.search(rf"\.is_{_dimension(group, attribute)}_parallel\b", ctx.source):
+            raise Refused(f"`{cached}` already exists with another meaning; cache the predicate by hand")
+        ops.append(InsertAfter(assignment, code))
+    note += f"; caches `{code}` at construction (line {assignment.line}) for the hot path"
+    return Plan(finding, ops, safe, note, comparison)
+
+
+def _find_def(ctx: Context, line: int, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef:
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name and node.lineno == line:
+            return node
+    raise Refused(f"no `def {name}` at line {line}")
+
+
+def _predicate_copy(finding: Finding, ctx: Context) -> Plan:
+    name = finding.data.get("name")
+    if not isinstance(name, str):
+        raise Refused("PG107 finding lacks data['name'] (the copy's name)")
+    calls = [_as_span(c, "PG107 data['calls'] holds a non-Span") for c in finding.data.get("calls") or []]
+    node = _find_def(ctx, finding.span.line, name)
+    body = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+        raise Refused(f"`{name}` does more than return a guard; replace its calls by hand")
+    params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
+    if node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
+        raise Refused(f"`{name}` takes *args/**kwargs or keyword-only parameters; its calls cannot be mapped")
+    defaults = dict(zip(params[len(params) - len(node.args.defaults) :], map(ast.unparse, node.args.defaults), strict=True))
+    group = _group(finding)
+    negated = bool(finding.data.get("negated"))
+    comparison = _compare(ctx, ast.unparse(body[0].value), ctx.call(group, negated), group)
+    safe, note = _judge(comparison, f"`{name}` was not the predicate")
+    parent = ctx.parents.get(node)
+    method = isinstance(parent, ast.ClassDef) and not any(
+        isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list
+    )
+    template = ctx.call("{group}", negated)
+    ops: list[Op] = [ReplaceCall(c, template, tuple(params), defaults, group, method) for c in calls]
+    references = sum(
+        1
+        for n in ast.walk(ctx.tree)
+        if (isinstance(n, ast.Name) and n.id == name) or (isinstance(n, ast.Attribute) and n.attr == name)
+    )
+    siblings = getattr(parent, "body", [])
+    if name.startswith("_") and references <= len(calls) and len(siblings) > 1:
+        ops.append(RemoveDef(node.lineno, name))
+        note += f"; `{name}` is removed (no other use in this file)"
+    else:
+        why = "still used" if references > len(calls) else "public, may be imported elsewhere"
+        ops.append(ReplaceReturn(node.lineno, name, ctx.call(group, negated)))
+        note += f"; `{name}` is kept ({why}) and now returns the predicate"
+    return Plan(finding, ops, safe, note, comparison)
+
+
+_SIMPLE_REF = (ast.Name, ast.Attribute, ast.Subscript, ast.Constant, ast.Load, ast.Slice, ast.Tuple)
+
+
+def _discarded_contiguous(finding: Finding, ctx: Context) -> Plan:
+    tensor = finding.data.get("tensor")
+    if not isinstance(tensor, str):
+        raise Refused("PG108 finding lacks data['tensor']")
+    statement = _span(finding, "statement")
+    try:
+        parsed = ast.parse(tensor, mode="eval").body
+    except SyntaxError as exc:
+        raise Refused(f"tensor `{tensor}` does not parse") from exc
+    if not all(isinstance(n, _SIMPLE_REF) for n in ast.walk(parsed)):
+        raise Refused(f"`{tensor}` would be evaluated twice by a copy-back; name it first by hand")
+    used = {n.id for n in ast.walk(ctx.tree) if isinstance(n, ast.Name)} | {
+        a.arg for a in ast.walk(ctx.tree) if isinstance(a, ast.arg)
+    }
+    stem = re.sub(r"\W+", "_", tensor.rsplit(".", 1)[-1]).strip("_") or "tensor"
+    temp = f"{stem}_c"
+    n = 2
+    while temp in used:
+        temp, n = f"{stem}_c{n}", n + 1
+    collective = str(finding.data.get("collective") or "the collective")
+    note = (
+        f"unsafe fix: `{collective}` now writes into a named contiguous copy that is copied back into `{tensor}`. "
+        f"It changes the result only when `{tensor}` is not contiguous (the old code lost the reduction there); "
+        f"`{tensor}.copy_` fails on a leaf tensor that requires grad, so review before applying"
+    )
+    return Plan(finding, [NameContiguous(statement, tensor, temp)], False, note, None, needs_import=False)
+
+
+PLANNERS: dict[str, Callable[[Finding, Context], Plan]] = {
+    "PG101": _full_guard,
+    "PG102": _full_guard,
+    "PG103": _partial_none,
+    "PG104": _partial_size,
+    "PG105": _unguarded,
+    "PG106": _cached_size,
+    "PG107": _predicate_copy,
+    "PG108": _discarded_contiguous,
+}
+
+
+def plan(finding: Finding, ctx: Context) -> Plan:
+    planner = PLANNERS.get(finding.code)
+    if planner is None:
+        raise Refused(f"{finding.code} has no automatic fix")
+    try:
+        return planner(finding, ctx)
+    except Refused:
+        raise
+    except Exception as exc:  # malformed finding data must not crash the run
+        raise Refused(f"cannot plan a fix: {type(exc).__name__}: {exc}") from exc

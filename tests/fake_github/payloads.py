@@ -382,7 +382,11 @@ def issue(base: str, repo: str, i: Any, labels: list[dict[str, Any]], author: di
 def permission(role: str, who: dict[str, Any]) -> dict[str, Any]:
     # `permission` is the legacy coarse value: maintain -> write, triage -> read (as GitHub reports it)
     legacy = {"admin": "admin", "maintain": "write", "write": "write", "triage": "read", "read": "read"}
-    return {"permission": legacy.get(role, "none"), "role_name": role, "user": who}
+    flags = {"admin": role == "admin", "maintain": role in ("admin", "maintain"),
+             "push": role in ("admin", "maintain", "write"), "triage": role in ("admin", "maintain", "write", "triage"),
+             "pull": role != "none"}
+    collaborator = {**who, "role_name": role, "permissions": flags}
+    return {"permission": legacy.get(role, "none"), "role_name": role, "user": collaborator}
 
 
 def status(base: str, repo: str, s: dict[str, Any], creator: dict[str, Any]) -> dict[str, Any]:

@@ -36,7 +36,7 @@ def burndown_figure(points: Sequence[Point], titles: Mapping[str, str]) -> Figur
     names = list(titles) or list(points[0].areas)
     colors = area_colors(names)
     xs = list(range(len(points)))
-    fig = Figure(figsize=(10, 5), dpi=100, layout="constrained")
+    fig = Figure(figsize=(11, 5), dpi=100, layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     for name in names:
@@ -53,7 +53,7 @@ def burndown_figure(points: Sequence[Point], titles: Mapping[str, str]) -> Figur
     ax.set_xlabel(f"first-parent commits ({len(points)})")
     ax.set_title("pg-bot burndown: hand-rolled process-group guards left, per area")
     ax.grid(True, alpha=0.3)
-    ax.legend(loc="upper right", fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)  # never over the lines
     return fig
 
 

@@ -31,8 +31,8 @@ ul.sites {{ font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 13
 """
 
 
-def site_url(repo: str, sha: str, path: str, line: int) -> str:
-    return f"https://github.com/{repo}/blob/{sha}/{quote(path)}#L{line}"
+def site_url(repo: str, sha: str, path: str, line: int, server_url: str = "https://github.com") -> str:
+    return f"{server_url.rstrip('/')}/{repo}/blob/{sha}/{quote(path)}#L{line}"
 
 
 def _row(cells: list[tuple[str, str]]) -> str:
@@ -47,6 +47,7 @@ def render_html(
     chart: str | None = "burndown.png",
     generated: datetime | None = None,
     history_note: str = "",
+    server_url: str = "https://github.com",
 ) -> str:
     generated = generated or datetime.now(timezone.utc)
     head = "".join(f"<th>{escape(h)}</th>" for h in HEADER)
@@ -80,7 +81,7 @@ def render_html(
         items = []
         for path in paths:
             for site in status.sites[path].sites:
-                url = site_url(repo, sha, path, site.line)
+                url = site_url(repo, sha, path, site.line, server_url)
                 items.append(
                     f'<li><a href="{escape(url)}">{escape(path)}:{site.line}</a> '
                     f"<b>{escape(site.code)}</b> {escape(site.message)}</li>"
@@ -94,10 +95,10 @@ def render_html(
         errors = "<h3>Not analysed (does not parse)</h3><ul>" + "".join(
             f"<li>{escape(p)}</li>" for p in status.errors
         ) + "</ul>"
-    commit_url = f"https://github.com/{repo}/commit/{sha}"
+    commit_url = f"{server_url.rstrip('/')}/{repo}/commit/{sha}"
     chart_html = (
         f'<h2>Burndown</h2><img class="chart" id="burndown" src="{escape(chart)}" '
-        f'alt="Remaining sites per area over the first-parent history">{escape(history_note)}'
+        f'alt="Remaining sites per area over the first-parent history"><p>{escape(history_note)}</p>'
         if chart
         else ""
     )

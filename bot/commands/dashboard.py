@@ -1,0 +1,60 @@
+"""`pg-bot dashboard --out DIR`: a static page (status table, burndown, a link to each remaining site)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from bot.commands.history import add_range, write_outputs
+from bot.commands.history import history as compute_points
+from bot.config import ConfigError
+from bot.track import options
+from bot.track.dashboard import render_html
+from bot.track.export import HistoryFileError, read_json
+from bot.track.gitread import GitError, default_branch, rev_parse
+from bot.track.table import render_markdown
+from bot.track.trees import status_at_ref
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", type=Path, required=True, help="folder to write index.html and its files into")
+    parser.add_argument("--repo", default=os.environ.get("GITHUB_REPOSITORY"),
+                        help="OWNER/NAME for links to each site (default: $GITHUB_REPOSITORY)")
+    parser.add_argument("--server-url", default=os.environ.get("GITHUB_SERVER_URL", "https://github.com"))
+    parser.add_argument("--history", type=Path, metavar="JSON",
+                        help="draw the chart from this `pg-bot history` output instead of computing it")
+    add_range(parser, required=False)
+    options.add_common(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        repo = options.parse_repo(args.repo)
+        if args.history is not None:
+            points, _ = read_json(args.history)
+            tip = rev_parse(args.repo_dir, args.until or default_branch(args.repo_dir))
+            config = options.load_config(args, Path.cwd())
+            reader = options.make_reader(args, config)
+            status = status_at_ref(args.repo_dir, tip, reader, args.under)
+            reader.cache.save()
+            args.out.mkdir(parents=True, exist_ok=True)
+            write_outputs(points, reader, args.out, {"base": points[0].sha, "tip": points[-1].sha})
+        else:
+            if args.since is None and args.last is None:
+                args.last = 300
+            points, status, reader, _ = compute_points(args)
+            tip = points[-1].sha
+            write_outputs(points, reader, args.out, {"base": points[0].sha, "tip": tip, "under": args.under})
+        page = render_html(
+            status, repo=repo, sha=tip, server_url=args.server_url,
+            history_note=f"{len(points)} first-parent commits, {points[0].sha[:9]}..{points[-1].sha[:9]}.",
+        )
+        (args.out / "index.html").write_text(page, encoding="utf-8")
+        (args.out / "status.md").write_text(render_markdown(status), encoding="utf-8")
+    except (options.UsageError, ConfigError, GitError, HistoryFileError, OSError, ValueError) as exc:
+        print(f"pg-bot: {exc}", file=sys.stderr)
+        return 2
+    print(args.out / "index.html")
+    return 0

@@ -30,22 +30,43 @@ RULES = dict(sorted(RULES.items()))
 _SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "__pycache__", "node_modules", ".tox", "build", "dist"}
 
 
-def _prefilter(config: Config) -> re.Pattern[str]:
-    words = {"get_world_size", config.predicate_function, *config.collectives}
-    return re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, words))) + r")\b")
+class _Prefilter:
+    """Cheap text tests that decide whether a file is worth parsing: it must name a comm module (or the
+    predicate's module) and mention a world-size call, a collective or the predicate."""
+
+    def __init__(self, config: Config) -> None:
+        words = sorted({"get_world_size", config.predicate_function, *config.collectives})
+        alternation = "|".join(map(re.escape, words))
+        self.words = re.compile(rf"\b(?:{alternation})\b")
+        self._words_bytes = re.compile(rf"\b(?:{alternation})\b".encode())
+        spellings = []
+        for module in (*config.comm_modules, f"{config.predicate_module}.{config.predicate_name}"):
+            spellings.append(re.escape(module))
+            parent, _, leaf = module.rpartition(".")
+            if parent:  # `from deepspeed import comm`
+                spellings.append(rf"from\s+{re.escape(parent)}\s+import\b[^\n]*\b{re.escape(leaf)}\b")
+        self._modules = re.compile("|".join(spellings).encode())
+
+    def wanted(self, source: str | bytes) -> bool:
+        # On bytes, so a file that is skipped is never decoded; a file with NUL bytes goes on to be reported.
+        data = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
+        if b"\0" in data:
+            return True
+        return self._modules.search(data) is not None and self._words_bytes.search(data) is not None
 
 
-_PREFILTERS: dict[int, re.Pattern[str]] = {}
+_PREFILTERS: dict[int, _Prefilter] = {}
 
 
 def analyze_source(path: str, source: str | bytes, config: Config) -> FileResult:
     """Findings for one file. Never raises for bad input: an unreadable file comes back with ``error`` set."""
-    pattern = _PREFILTERS.setdefault(id(config), _prefilter(config))
-    probe = source if isinstance(source, str) else source.decode("latin-1")
-    if not pattern.search(probe) and "\0" not in probe:
+    prefilter = _PREFILTERS.get(id(config))
+    if prefilter is None:
+        prefilter = _PREFILTERS[id(config)] = _Prefilter(config)
+    if not prefilter.wanted(source):
         return FileResult(path)
     try:
-        parsed = parse(source)
+        parsed = parse(source, prefilter.words)
     except UnreadableSource as exc:
         return FileResult(path, error=FileError(path, str(exc)))
     ctx = Context(path, parsed, Names.of(parsed.tree, package_of(path)), config)
@@ -62,7 +83,7 @@ def _configured(finding: Finding, inp: RuleInput, config: Config) -> Finding | N
     setting = config.rule(finding.code)
     if not setting.enabled:
         return None
-    if config.exempt(finding.path, finding.code, finding.function) is not None:
+    if config.exempt(finding.path, finding.code, finding.function, finding.group) is not None:
         return None
     if inp.ctx.source.ignored(finding.code, finding.span):
         return None
@@ -82,15 +103,59 @@ def iter_python_files(paths: Iterable[Path]) -> Iterator[Path]:
             yield path
 
 
-def analyze_paths(paths: Iterable[Path], config: Config, *, relative_to: Path | None = None) -> Iterator[FileResult]:
-    for file in iter_python_files(paths):
+def analyze_paths(
+    paths: Iterable[Path], config: Config, *, relative_to: Path | None = None, jobs: int | None = None
+) -> Iterator[FileResult]:
+    """Results in file order. Files that pass the prefilter are parsed on ``jobs`` processes (default: one
+    per core, forked, when there are enough of them to pay for it); the rest never leave this process."""
+    prefilter = _PREFILTERS.get(id(config)) or _PREFILTERS.setdefault(id(config), _Prefilter(config))
+    pending: list[tuple[int, str, bytes]] = []
+    results: dict[int, FileResult] = {}
+    for i, file in enumerate(iter_python_files(paths)):
         shown = _display(file, relative_to)
         try:
             data = file.read_bytes()
         except OSError as exc:
-            yield FileResult(shown, error=FileError(shown, f"cannot read: {exc.strerror or exc}"))
+            results[i] = FileResult(shown, error=FileError(shown, f"cannot read: {exc.strerror or exc}"))
             continue
-        yield analyze_source(shown, data, config)
+        if prefilter.wanted(data):
+            pending.append((i, shown, data))
+        else:
+            results[i] = FileResult(shown)
+    workers = _workers(jobs, len(pending))
+    if workers <= 1:
+        for i, shown, data in pending:
+            results[i] = analyze_source(shown, data, config)
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        global _WORKER_CONFIG
+        _WORKER_CONFIG = config  # inherited by the forked workers; never pickled
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            chunk = max(1, len(pending) // (workers * 4))
+            analysed = pool.map(_analyze_in_worker, [(shown, data) for _, shown, data in pending], chunksize=chunk)
+            for (i, _, _), result in zip(pending, analysed, strict=True):
+                results[i] = result
+    for i in sorted(results):
+        yield results[i]
+
+
+_WORKER_CONFIG: Config | None = None
+_PARALLEL_MIN_FILES = 24
+
+
+def _analyze_in_worker(item: tuple[str, bytes]) -> FileResult:
+    assert _WORKER_CONFIG is not None
+    return analyze_source(item[0], item[1], _WORKER_CONFIG)
+
+
+def _workers(jobs: int | None, files: int) -> int:
+    if jobs is not None:
+        return max(1, jobs)
+    if files < _PARALLEL_MIN_FILES or os.name != "posix":
+        return 1
+    return min(os.cpu_count() or 1, 8)
 
 
 def _display(file: Path, relative_to: Path | None) -> str:

@@ -63,7 +63,7 @@ def check(inp: RuleInput) -> None:
         params = [a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)]
         if group not in params:
             continue
-        calls = inp.facts.calls_by_name.get(function.name, [])
+        calls = _calls_of(inp.ctx.source.tree, function.name)
         inp.copies.append(inp.span(function))
         call = inp.ctx.config.predicate_call
         inp.report(
@@ -82,3 +82,16 @@ def check(inp: RuleInput) -> None:
                 "method": scope.klass is not None and params[:1] == ["self"],
             },
         )
+
+
+def _calls_of(tree: ast.Module, name: str) -> list[ast.Call]:
+    """Calls `name(...)` / `self.name(...)` anywhere in the file (only walked when a copy is found)."""
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and (
+            (isinstance(node.func, ast.Name) and node.func.id == name)
+            or (isinstance(node.func, ast.Attribute) and node.func.attr == name)
+        )
+    ]

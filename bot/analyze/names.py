@@ -16,7 +16,9 @@ class Names:
     @classmethod
     def of(cls, tree: ast.Module, package: str | None = None) -> Names:
         aliases: dict[str, str] = {}
-        for node in ast.walk(tree):
+        from bot.analyze.source import statements
+
+        for node in statements(tree.body):
             if isinstance(node, ast.Import):
                 for a in node.names:
                     if a.asname:

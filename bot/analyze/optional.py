@@ -7,15 +7,19 @@ import ast
 from dataclasses import dataclass, field
 
 from bot.analyze.names import dotted
+from bot.analyze.source import statements
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 
 @dataclass
 class OptionalFacts:
+    """Computed lazily: most classes and functions never hold a collective, so they are never asked about."""
+
     module_globals: set[str] = field(default_factory=set)
     # class node id -> attribute texts (`self.mp_group`) that may hold None
     class_attrs: dict[int, set[str]] = field(default_factory=dict)
+    locals_: dict[int, set[str]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, tree: ast.Module) -> OptionalFacts:
@@ -25,20 +29,27 @@ class OptionalFacts:
                 for target in _targets(stmt):
                     if isinstance(target, ast.Name):
                         facts.module_globals.add(target.id)
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ClassDef):
-                facts.class_attrs[id(node)] = _optional_attributes(node)
         return facts
+
+    def _class(self, klass: ast.ClassDef) -> set[str]:
+        if id(klass) not in self.class_attrs:
+            self.class_attrs[id(klass)] = _optional_attributes(klass)
+        return self.class_attrs[id(klass)]
+
+    def _locals(self, function: FunctionNode) -> set[str]:
+        if id(function) not in self.locals_:
+            self.locals_[id(function)] = _optional_locals(function)
+        return self.locals_[id(function)]
 
     def may_be_none(self, group: str, function: FunctionNode | None, klass: ast.ClassDef | None) -> bool:
         if "." not in group:
             if function is not None and group in optional_params(function):
                 return True
-            if function is not None and group in _optional_locals(function):
+            if function is not None and group in self._locals(function):
                 return True
             return function is not None and group in self.module_globals and group not in _param_names(function)
         if klass is not None and group.startswith("self."):
-            return group in self.class_attrs.get(id(klass), set())
+            return group in self._class(klass)
         return False
 
 
@@ -65,8 +76,8 @@ def _param_names(function: FunctionNode) -> set[str]:
 
 def _optional_locals(function: FunctionNode) -> set[str]:
     names: set[str] = set()
-    for node in ast.walk(function):
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and _may_be_none(node.value, set()):
+    for node in statements(function.body):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and _may_be_none(node.value, set()):
             names.update(t.id for t in _targets(node) if isinstance(t, ast.Name))
     return names
 
@@ -101,7 +112,7 @@ def _optional_attributes(klass: ast.ClassDef) -> set[str]:
         if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         params = optional_params(item)
-        for node in ast.walk(item):
+        for node in statements(item.body):
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and _may_be_none(node.value, params):
                 for target in _targets(node):
                     text = dotted(target)

@@ -7,6 +7,7 @@ a run.
 from __future__ import annotations
 
 import ast
+import bisect
 import io
 import re
 import tokenize
@@ -28,6 +29,12 @@ class ParsedSource:
     lines: list[str]
     # line -> codes ignored there (an empty frozenset means every code)
     ignores: dict[int, frozenset[str]] = field(default_factory=dict)
+    # sorted line numbers that mention a name any rule cares about; statements elsewhere are not walked
+    hot_lines: list[int] = field(default_factory=list)
+
+    def hot(self, node: ast.stmt) -> bool:
+        i = bisect.bisect_left(self.hot_lines, node.lineno)
+        return i < len(self.hot_lines) and self.hot_lines[i] <= (node.end_lineno or node.lineno)
 
     def span(self, node: ast.AST) -> Span:
         """The node's span with character (not UTF-8 byte) columns."""
@@ -46,7 +53,12 @@ class ParsedSource:
         return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
 
     def segment(self, node: ast.AST) -> str:
-        return ast.get_source_segment(self.text, node) or ast.unparse(node)
+        """The node's source text (ast.get_source_segment re-splits the whole file on every call)."""
+        s = self.span(node)
+        if s.line == s.end_line:
+            return self.lines[s.line - 1][s.col : s.end_col]
+        chunk = [self.lines[s.line - 1][s.col :], *self.lines[s.line : s.end_line - 1], self.lines[s.end_line - 1][: s.end_col]]
+        return "\n".join(chunk)
 
     def ignored(self, code: str, span: Span) -> bool:
         for line in range(span.line, span.end_line + 1):
@@ -73,7 +85,7 @@ def decode(data: str | bytes) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
-def parse(data: str | bytes) -> ParsedSource:
+def parse(data: str | bytes, hot: re.Pattern[str] | None = None) -> ParsedSource:
     text = decode(data)
     try:
         tree = ast.parse(text)
@@ -84,8 +96,35 @@ def parse(data: str | bytes) -> ParsedSource:
         raise UnreadableSource(f"syntax error at line {exc.lineno}: {exc.msg}{hint}") from exc
     except (ValueError, RecursionError, MemoryError) as exc:
         raise UnreadableSource(f"cannot parse: {exc}") from exc
-    lines = text.splitlines()
-    return ParsedSource(text=text, tree=tree, lines=lines, ignores=_ignores(lines))
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")  # as ast counts lines
+    hot_lines = list(range(1, len(lines) + 1)) if hot is None else _hot_lines(text, hot)
+    return ParsedSource(text=text, tree=tree, lines=lines, ignores=_ignores(lines), hot_lines=hot_lines)
+
+
+def _hot_lines(text: str, pattern: re.Pattern[str]) -> list[int]:
+    """1-based numbers of the lines where ``pattern`` matches, in one pass over the text."""
+    found: list[int] = []
+    line, last = 1, 0
+    for match in pattern.finditer(text):
+        line += text.count("\n", last, match.start()) + text.count("\r", last, match.start()) - text.count(
+            "\r\n", last, match.start()
+        )
+        last = match.start()
+        if not found or found[-1] != line:
+            found.append(line)
+    return found
+
+
+def statements(body: list[ast.stmt]):  # type: ignore[no-untyped-def]
+    """Every statement below ``body``, nested ones included, without descending into expressions."""
+    stack = list(reversed(body))
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            children = getattr(stmt, name, None)
+            if children:
+                stack.extend(reversed(children))
 
 
 def _ignores(lines: list[str]) -> dict[int, frozenset[str]]:

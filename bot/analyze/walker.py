@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from bot.analyze.context import Context
 from bot.analyze.names import dotted
 from bot.analyze.optional import FunctionNode
+from bot.analyze.source import statements
 
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
@@ -63,7 +64,6 @@ class Facts:
     collectives: list[CollectiveCall] = field(default_factory=list)
     chains: list[BoolChain] = field(default_factory=list)
     functions: list[tuple[FunctionNode, Scope]] = field(default_factory=list)
-    calls_by_name: dict[str, list[ast.Call]] = field(default_factory=dict)
     cached: dict[int, dict[str, CachedSize]] = field(default_factory=dict)  # class id -> attribute -> fact
     predicate_calls: int = 0
 
@@ -80,8 +80,10 @@ class _Walker:
         self.facts = facts
 
     def block(self, stmts: list[ast.stmt], guards: tuple[Guard, ...], scope: Scope) -> None:
+        hot = self.ctx.source.hot
         for stmt in stmts:
-            self.statement(stmt, guards, scope)
+            if hot(stmt):
+                self.statement(stmt, guards, scope)
             if isinstance(stmt, ast.If) and not stmt.orelse and _exits(stmt.body):
                 guards = (*guards, Guard(stmt.test, negated=True))
 
@@ -133,10 +135,6 @@ class _Walker:
                 self.facts.chains.append(BoolChain(sub, scope))
 
     def call(self, call: ast.Call, stmt: ast.stmt, guards: tuple[Guard, ...], scope: Scope) -> None:
-        func = call.func
-        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-        if name is not None:
-            self.facts.calls_by_name.setdefault(name, []).append(call)
         if self.ctx.is_predicate(call):
             self.facts.predicate_calls += 1
             return
@@ -152,7 +150,7 @@ class _Walker:
         """Locals assigned once from `get_world_size(group=g)` act as that size (`ws > 1`)."""
         counts: dict[str, int] = {}
         sizes: dict[str, str] = {}
-        for node in ast.walk(function):
+        for node in statements(function.body):
             if isinstance(node, ast.Assign):
                 for target in node.targets:
                     if isinstance(target, ast.Name):
@@ -168,7 +166,7 @@ class _Walker:
         for item in klass.body:
             if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
-            for node in ast.walk(item):
+            for node in statements(item.body):
                 if isinstance(node, ast.Assign) and len(node.targets) == 1:
                     attr = dotted(node.targets[0])
                     group = self.ctx.world_size_group(node.value)

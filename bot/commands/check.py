@@ -22,6 +22,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--statistics", action="store_true", help="print counts per rule")
     parser.add_argument("--stdin-filename", default="<stdin>", help="path to report for `-` (and to match rules.yaml)")
     parser.add_argument("--no-progress", action="store_true", help="never show the progress bar")
+    parser.add_argument("--jobs", "-j", type=int, help="processes to parse with (default: one per core)")
     add_config_options(parser)
 
 
@@ -55,7 +56,7 @@ def _results(args: argparse.Namespace, paths: list[Path], config) -> Iterator[Fi
     if not paths:
         return
     files = list(iter_python_files(paths))
-    results = analyze_paths(files, config, relative_to=Path.cwd())
+    results = analyze_paths(files, config, relative_to=Path.cwd(), jobs=args.jobs)
     if args.no_progress or len(files) < _PROGRESS_MIN_FILES or not sys.stderr.isatty():
         yield from results
         return

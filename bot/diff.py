@@ -1,0 +1,154 @@
+"""Unified diffs and PR file lists -> what changed per file (unidiff does the parsing). Pure: no I/O.
+
+A ``FileChange`` knows the added lines of the new file (the only lines pg-bot comments on) and the hunks'
+new-side line ranges: GitHub accepts a review comment only on a line inside a hunk, and a multi-line comment
+only when its whole range lies in one hunk.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from unidiff import PatchedFile, PatchSet
+from unidiff.errors import UnidiffParseError
+
+DEV_NULL = "/dev/null"
+
+
+class DiffError(ValueError):
+    """A patch that cannot be parsed, or that does not apply to the file it names."""
+
+
+@dataclass(frozen=True)
+class FileChange:
+    path: str  # the new path (the old one for a removed file)
+    status: str  # added | removed | modified | renamed
+    old_path: str | None = None  # set for renames
+    added: frozenset[int] = frozenset()  # new-file line numbers this change adds
+    hunks: tuple[tuple[int, int], ...] = ()  # new-side (first, last) line ranges, inclusive
+    binary: bool = False
+    patch_missing: bool = False  # the API sent no patch (too large, or binary): added lines unknown
+    patched: PatchedFile | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def is_python(self) -> bool:
+        return is_python(self.path)
+
+    def commentable(self, start: int, end: int) -> bool:
+        """Whether a review comment may span new-file lines start..end (inclusive): all in one hunk."""
+        return any(first <= start and end <= last for first, last in self.hunks)
+
+
+class ApiFile(Protocol):  # bot.github.PullFile, structurally
+    filename: str
+    status: str
+    previous_filename: str | None
+    patch: str | None
+
+
+def is_python(path: str) -> bool:
+    return path.endswith((".py", ".pyi"))
+
+
+def _strip_prefix(name: str) -> str | None:
+    if name == DEV_NULL:
+        return None
+    return name[2:] if name.startswith(("a/", "b/")) else name
+
+
+def _from_patched(pf: PatchedFile, status: str | None = None, path: str | None = None) -> FileChange:
+    added = frozenset(line.target_line_no for hunk in pf for line in hunk if line.is_added)
+    hunks = tuple(
+        (hunk.target_start, hunk.target_start + hunk.target_length - 1) for hunk in pf if hunk.target_length > 0
+    )
+    source, target = _strip_prefix(pf.source_file), _strip_prefix(pf.target_file)
+    if status is None:
+        status = ("added" if pf.is_added_file else "removed" if pf.is_removed_file
+                  else "renamed" if pf.is_rename or (source and target and source != target) else "modified")
+    new_path = path or (target if status != "removed" else source) or pf.path
+    old_path = source if status == "renamed" else None
+    return FileChange(path=new_path, status=status, old_path=old_path, added=added, hunks=hunks,
+                      binary=pf.is_binary_file, patched=pf)
+
+
+def parse_patch(text: str) -> list[FileChange]:
+    """A `git diff` / `git format-patch` text -> one FileChange per file."""
+    try:
+        patch = PatchSet(text)
+    except UnidiffParseError as exc:
+        raise DiffError(f"not a unified diff: {exc}") from exc
+    if not patch and text.strip():
+        raise DiffError("not a unified diff: no file headers (`--- a/...` / `+++ b/...`) found")
+    return [_from_patched(pf) for pf in patch]
+
+
+def from_api_file(f: ApiFile) -> FileChange:
+    """One entry of GET /pulls/{n}/files. Its `patch` holds hunks only, so headers are added before parsing."""
+    status = {"copied": "added", "changed": "modified", "unchanged": "modified"}.get(f.status, f.status)
+    if f.patch is None:
+        return FileChange(path=f.filename, status=status, old_path=f.previous_filename, patch_missing=True)
+    old = DEV_NULL if status == "added" else f"a/{f.previous_filename or f.filename}"
+    new = DEV_NULL if status == "removed" else f"b/{f.filename}"
+    text = f"--- {old}\n+++ {new}\n{f.patch}\n"
+    try:
+        patched = PatchSet(text)
+    except UnidiffParseError as exc:
+        raise DiffError(f"{f.filename}: the API's patch does not parse: {exc}") from exc
+    if len(patched) != 1:
+        raise DiffError(f"{f.filename}: the API's patch does not parse as one file")
+    change = _from_patched(patched[0], status=status, path=f.filename)
+    return FileChange(path=f.filename, status=status, old_path=f.previous_filename, added=change.added,
+                      hunks=change.hunks, patched=change.patched)
+
+
+def from_api_files(files: Iterable[ApiFile]) -> list[FileChange]:
+    return [from_api_file(f) for f in files]
+
+
+def from_texts(path: str, old: str | None, new: str, *, status: str = "modified",
+               old_path: str | None = None) -> FileChange:
+    """The change between two whole texts: for files whose patch the API left out (too large)."""
+    a, b = (old or "").splitlines(keepends=True), new.splitlines(keepends=True)
+    lines = list(difflib.unified_diff(a, b, f"a/{old_path or path}" if old is not None else DEV_NULL, f"b/{path}",
+                                      n=3))
+    text = "".join(ln if ln.endswith("\n") else ln + "\n\\ No newline at end of file\n" for ln in lines)
+    if not text:
+        return FileChange(path=path, status=status, old_path=old_path)
+    change = _from_patched(PatchSet(text)[0], status=status, path=path)
+    return FileChange(path=path, status=status, old_path=old_path, added=change.added, hunks=change.hunks,
+                      patched=change.patched)
+
+
+def apply(old: str, change: FileChange) -> str:
+    """The new text of a file: ``change``'s hunks applied to ``old``. Context and removed lines must match."""
+    pf = change.patched
+    if pf is None:
+        raise DiffError(f"{change.path}: no hunks to apply")
+    src = old.splitlines(keepends=True)
+    out: list[str] = []
+    pos = 0  # 0-based index of the next unconsumed line of ``src``
+    for hunk in pf:
+        start = max(hunk.source_start - 1, 0) if hunk.source_length else hunk.source_start
+        if start < pos or start > len(src):
+            raise DiffError(f"{change.path}: hunk at line {hunk.source_start} does not apply (file has {len(src)} lines)")
+        out.extend(src[pos:start])
+        pos = start
+        lines = list(hunk)
+        for i, line in enumerate(lines):
+            no_eol = i + 1 < len(lines) and lines[i + 1].line_type == "\\"
+            value = line.value[:-1] if no_eol and line.value.endswith("\n") else line.value
+            if line.is_added:
+                out.append(value)
+            elif line.is_context or line.is_removed:
+                have = src[pos] if pos < len(src) else None
+                if have is None or have.rstrip("\r\n") != line.value.rstrip("\r\n"):
+                    raise DiffError(f"{change.path}:{pos + 1}: patch does not apply: expected {line.value.rstrip()!r},"
+                                    f" found {(have or '<end of file>').rstrip()!r}")
+                if line.is_context:
+                    out.append(have)
+                pos += 1
+    out.extend(src[pos:])
+    return "".join(out)

@@ -1,0 +1,119 @@
+"""bot.diff: changed lines per file from git patches and from the PR files API; applying a patch."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from bot.diff import DiffError, apply, from_api_file, from_texts, parse_patch
+
+
+@dataclass
+class ApiFile:
+    filename: str
+    status: str
+    patch: str | None
+    previous_filename: str | None = None
+
+
+def git_patch(tmp_path: Path, before: dict[str, bytes], after: dict[str, bytes]) -> str:
+    """A real `git diff` between two trees (renames detected), so the parser is tested on git's own output."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
+
+    git("init", "-q")
+    git("config", "user.email", "t@example.com")
+    git("config", "user.name", "t")
+    for tree in (before, after):
+        for p in repo.iterdir():
+            if p.name != ".git":
+                p.unlink()
+        for name, data in tree.items():
+            (repo / name).write_bytes(data)
+        git("add", "-A")
+        git("commit", "-q", "--allow-empty", "-m", "c")
+    return git("diff", "-M", "HEAD~1", "HEAD")
+
+
+BEFORE = {
+    "a.py": b"".join(b"line %d\n" % i for i in range(1, 21)),
+    "old_name.py": b"".join(b"keep %d\n" % i for i in range(1, 11)),
+    "gone.py": b"x = 1\n",
+    "img.png": b"\x89PNG\x00\x01",
+}
+AFTER = {
+    "a.py": BEFORE["a.py"].replace(b"line 3\n", b"line 3\nnew A\n").replace(b"line 18\n", b"changed 18\n"),
+    "new_name.py": BEFORE["old_name.py"].replace(b"keep 5\n", b"kept 5\n"),
+    "img.png": b"\x89PNG\x00\x02",
+    "added.py": b"one\ntwo",
+    "notes.md": b"# hi\n",
+}
+
+
+def test_git_patch_added_lines_renames_deletions_binary(tmp_path: Path) -> None:
+    changes = {c.path: c for c in parse_patch(git_patch(tmp_path, BEFORE, AFTER))}
+    assert set(changes) == {"a.py", "new_name.py", "gone.py", "img.png", "added.py", "notes.md"}
+    assert changes["a.py"].status == "modified" and changes["a.py"].added == {4, 19}
+    assert changes["new_name.py"].status == "renamed" and changes["new_name.py"].old_path == "old_name.py"
+    assert changes["new_name.py"].added == {5}
+    assert changes["gone.py"].status == "removed" and changes["gone.py"].added == frozenset()
+    assert changes["img.png"].binary
+    assert changes["added.py"].status == "added" and changes["added.py"].added == {1, 2}
+    assert changes["notes.md"].is_python is False and changes["a.py"].is_python
+
+
+def test_commentable_ranges_are_within_one_hunk(tmp_path: Path) -> None:
+    a = next(c for c in parse_patch(git_patch(tmp_path, BEFORE, AFTER)) if c.path == "a.py")
+    assert a.hunks == ((1, 7), (16, 21))
+    assert a.commentable(4, 4) and a.commentable(2, 6) and a.commentable(19, 21)
+    assert not a.commentable(10, 10)  # between hunks
+    assert not a.commentable(6, 17)  # spans two hunks
+
+
+def test_apply_reproduces_the_new_tree(tmp_path: Path) -> None:
+    for change in parse_patch(git_patch(tmp_path, BEFORE, AFTER)):
+        if change.binary or change.status == "removed":
+            continue
+        old = BEFORE.get(change.old_path or change.path, b"").decode()
+        assert apply(old, change) == AFTER[change.path].decode(), change.path
+
+
+def test_apply_refuses_a_patch_for_another_file(tmp_path: Path) -> None:
+    change = next(c for c in parse_patch(git_patch(tmp_path, BEFORE, AFTER)) if c.path == "a.py")
+    with pytest.raises(DiffError, match=r"a\.py:\d+: patch does not apply"):
+        apply("something else\n" * 20, change)
+
+
+def test_api_file_entries() -> None:
+    mod = from_api_file(ApiFile("p/m.py", "modified", "@@ -1,3 +1,4 @@\n a\n-b\n+B\n+C\n c"))
+    assert mod.added == {2, 3} and mod.hunks == ((1, 4),)
+    assert apply("a\nb\nc\n", mod) == "a\nB\nC\nc\n"
+    new = from_api_file(ApiFile("n.py", "added", "@@ -0,0 +1,2 @@\n+x\n+y"))
+    assert new.status == "added" and new.added == {1, 2}
+    ren = from_api_file(ApiFile("to.py", "renamed", None, previous_filename="from.py"))
+    assert ren.patch_missing and ren.old_path == "from.py" and ren.added == frozenset()
+    big = from_api_file(ApiFile("big.py", "modified", None))
+    assert big.patch_missing
+
+
+def test_from_texts_for_files_the_api_would_not_diff() -> None:
+    old = "".join(f"v{i}\n" for i in range(1000))
+    new = old.replace("v500\n", "v500\nadded\n") + "tail"
+    change = from_texts("big.py", old, new)
+    assert change.added == {502, 1002}
+    assert apply(old, change) == new
+    assert from_texts("same.py", "x\n", "x\n").added == frozenset()
+    assert from_texts("fresh.py", None, "a\nb\n", status="added").added == {1, 2}
+
+
+def test_garbage_is_a_clear_error() -> None:
+    with pytest.raises(DiffError, match="not a unified diff"):
+        parse_patch("this is not a patch\n")
+    with pytest.raises(DiffError, match=r"m\.py"):
+        from_api_file(ApiFile("m.py", "modified", "@@ -1,3 +1,4 @@\n a"))

@@ -17,7 +17,7 @@ from bot.analyze.base import RuleInput
 from bot.analyze.context import Context
 from bot.analyze.names import Names, package_of
 from bot.analyze.optional import OptionalFacts
-from bot.analyze.source import UnreadableSource, parse
+from bot.analyze.source import UnreadableSource, _hot_lines, parse
 from bot.analyze.walker import collect
 from bot.config import Config
 from bot.model import FileError, FileResult, Finding, Rule
@@ -69,7 +69,11 @@ def analyze_source(path: str, source: str | bytes, config: Config) -> FileResult
         parsed = parse(source, prefilter.words)
     except UnreadableSource as exc:
         return FileResult(path, error=FileError(path, str(exc)))
-    ctx = Context(path, parsed, Names.of(parsed.tree, package_of(path)), config)
+    names = Names.of(parsed.tree, package_of(path))
+    renamed = _renamed_functions(names, config)
+    if renamed:  # `from torch.distributed import get_world_size as ws`: lines calling `ws` matter too
+        parsed.hot_lines = _hot_lines(parsed.text, re.compile(rf"{prefilter.words.pattern}|\b(?:{'|'.join(renamed)})\b"))
+    ctx = Context(path, parsed, names, config)
     facts = collect(ctx)
     inp = RuleInput(ctx, facts, OptionalFacts.of(parsed.tree))
     for family in _FAMILIES:
@@ -77,6 +81,15 @@ def analyze_source(path: str, source: str | bytes, config: Config) -> FileResult
     configured = (_configured(f, inp, config) for f in inp.findings)
     kept = sorted((f for f in configured if f is not None), key=lambda f: (f.span, f.code))
     return FileResult(path, findings=kept, migrated=facts.predicate_calls)
+
+
+def _renamed_functions(names: Names, config: Config) -> list[str]:
+    modules = {*config.comm_modules, f"{config.predicate_module}.{config.predicate_name}"}
+    return sorted(
+        re.escape(local)
+        for local, target in names.aliases.items()
+        if target.rpartition(".")[0] in modules and local != target.rpartition(".")[2]
+    )
 
 
 def _configured(finding: Finding, inp: RuleInput, config: Config) -> Finding | None:

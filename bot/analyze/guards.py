@@ -113,7 +113,7 @@ def check(inp: RuleInput) -> None:
         first, last = sorted((ni, si))
         a, b = node.values[first], node.values[last]
         start, end = inp.span(a), inp.span(b)
-        span = inp.span(node) if len(node.values) == 2 else Span(start.line, start.col, end.line, end.col)
+        span = inp.span(node) if len(node.values) == 2 else Span(start.line, start.col, end.end_line, end.end_col)
         g = none_check.group
         data = {
             "none_check": inp.span(node.values[ni]),

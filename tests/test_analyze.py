@@ -1,0 +1,370 @@
+"""Analyzer behaviour on fixtures written for these tests: spellings, spans, scope, names, bad input."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from bot.analyze import analyze_paths, analyze_source
+from bot.config import load, parse
+from bot.model import Span
+
+CONFIG = load()
+
+
+def findings(source: str, path: str = "pkg/mod.py", config=CONFIG):  # type: ignore[no-untyped-def]
+    result = analyze_source(path, textwrap.dedent(source), config)
+    assert result.error is None, result.error
+    return result.findings
+
+
+def codes(source: str, **kw) -> list[str]:  # type: ignore[no-untyped-def]
+    return [f.code for f in findings(source, **kw)]
+
+
+# ---------------------------------------------------------------- full guard spellings
+
+
+@pytest.mark.parametrize(
+    "test",
+    [
+        "g is not None and dist.get_world_size(g) > 1",
+        "g is not None and dist.get_world_size(group=g) > 1",
+        "g is not None and dist.get_world_size(group=g) >= 2",
+        "g is not None and 1 < dist.get_world_size(group=g)",
+        "g != None and dist.get_world_size(group=g) > 1",
+        "None is not g and dist.get_world_size(group=g) > 1",
+        "g and dist.get_world_size(group=g) > 1",
+    ],
+)
+def test_full_guard_spellings(test: str) -> None:
+    src = f"""
+    import deepspeed.comm as dist
+    def f(t, g=None):
+        if {test}:
+            dist.all_reduce(t, group=g)
+    """
+    found = findings(src)
+    assert [f.code for f in found] == ["PG101"]
+    assert found[0].group == "g"
+    assert found[0].span == Span(4, 7, 4, 7 + len(test))
+
+
+def test_guard_inside_longer_chain_reports_only_the_guard_operands() -> None:
+    src = """
+    import deepspeed.comm as dist
+    class A:
+        def forward(self, x):
+            if self.config.mlp_after_attn and self.mp_group is not None and dist.get_world_size(group=self.mp_group) > 1:
+                dist.all_reduce(x, group=self.mp_group)
+    """
+    (f,) = findings(src)
+    line = textwrap.dedent(src).splitlines()[4]
+    start = line.index("self.mp_group is not None")
+    assert f.code == "PG101" and f.group == "self.mp_group"
+    assert f.span == Span(5, start, 5, line.index(":", start + 30))
+    assert f.data["adjacent"] is True
+    assert f.data["chain"].col == line.index("self.config")
+
+
+def test_multiline_guard_span() -> None:
+    src = """
+    import deepspeed.comm as dist
+    def f(t, g=None, enabled=True):
+        if (enabled
+                and g is not None
+                and dist.get_world_size(group=g) > 1):
+            dist.all_reduce(t, group=g)
+    """
+    (f,) = findings(src)
+    assert f.code == "PG101"
+    assert (f.span.line, f.span.end_line) == (5, 6)
+
+
+@pytest.mark.parametrize("test", ["g is None or dist.get_world_size(g) == 1",
+                                  "g is None or dist.get_world_size(group=g) <= 1",
+                                  "g is None or dist.get_world_size(group=g) < 2",
+                                  "not g or dist.get_world_size(group=g) == 1"])
+def test_negated_early_exit(test: str) -> None:
+    src = f"""
+    import deepspeed.comm as dist
+    def f(t, g=None):
+        if {test}:
+            return t
+        dist.all_reduce(t, group=g)
+        return t
+    """
+    found = findings(src)
+    assert [f.code for f in found] == ["PG102"]
+    assert found[0].data["nonmember_bug"] is test.endswith("== 1")
+
+
+def test_non_ascii_columns_are_characters() -> None:
+    src = """
+    import deepspeed.comm as dist
+    def f(t, g=None):
+        if "é" and g is not None and dist.get_world_size(g) > 1:
+            dist.all_reduce(t, group=g)
+    """
+    (f,) = findings(src)
+    line = textwrap.dedent(src).splitlines()[3]
+    assert f.span.col == line.index("g is not None")
+
+
+# ---------------------------------------------------------------- names resolve through imports
+
+
+@pytest.mark.parametrize(
+    ("imports", "call"),
+    [
+        ("import deepspeed.comm as dist", "dist.get_world_size"),
+        ("from deepspeed import comm as dist", "dist.get_world_size"),
+        ("from deepspeed import comm", "comm.get_world_size"),
+        ("import torch.distributed as dist", "dist.get_world_size"),
+        ("import torch", "torch.distributed.get_world_size"),
+        ("import deepspeed", "deepspeed.comm.get_world_size"),
+        ("from deepspeed.comm import get_world_size", "get_world_size"),
+        ("from torch.distributed import get_world_size as ws", "ws"),
+    ],
+)
+def test_names_resolve_through_imports(imports: str, call: str) -> None:
+    src = f"""
+    {imports}
+    def f(g=None):
+        return g is not None and {call}(g) > 1 and True
+    """
+    assert codes(src) == ["PG101"]
+
+
+@pytest.mark.parametrize(
+    "imports",
+    ["import mylib as dist", "from megatron import mpu as dist", ""],
+)
+def test_unrelated_get_world_size_is_not_a_finding(imports: str) -> None:
+    src = f"""
+    {imports}
+    def f(g=None):
+        return g is not None and dist.get_world_size(g) > 1 and True
+    """
+    assert codes(src) == []
+
+
+# ---------------------------------------------------------------- out of scope by design
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # mpu-based sizes
+        "if dist.get_world_size(group=mpu.get_model_parallel_group()) > 1:\n"
+        "        dist.all_reduce(t, group=mpu.get_model_parallel_group())",
+        "if bwc_tensor_model_parallel_world_size(mpu) > 1:\n        dist.all_reduce(t, group=g)",
+        "if groups._get_expert_parallel_world_size(name) > 1:\n        dist.all_reduce(t, group=g)",
+        # a separately supplied size
+        "if len(partition_sizes) > 1:\n        dist.all_reduce(t, group=g)",
+        "if tp_world_size > 1:\n        dist.all_reduce(t, group=g)",
+        # explicit world group, or no group at all
+        "dist.all_reduce(t, group=None)",
+        "dist.all_reduce(t, group=dist.group.WORLD)",
+        "if dist.get_world_size() > 1:\n        dist.all_reduce(t)",
+    ],
+)
+def test_out_of_scope_sites(body: str) -> None:
+    src = (
+        "import deepspeed.comm as dist\n"
+        "def f(t, mpu, name, partition_sizes, tp_world_size, g=None):\n"
+        f"    {body}\n"
+    )
+    assert codes(src) == []
+
+
+def test_exemptions_in_rules_yaml_cover_the_rfc_out_of_scope_sites() -> None:
+    src = """
+    import deepspeed.comm as dist
+    class DeepSpeedMoEInference:
+        def __init__(self, ep_group=None):
+            self.ep_group = ep_group
+        def _alltoall(self, x):
+            if dist.get_world_size(group=self.ep_group) > 1:
+                dist.all_to_all_single(x, x, group=self.ep_group)
+    """
+    assert codes(src, path="deepspeed/ops/transformer/inference/moe_inference.py") == []
+    assert codes(src, path="deepspeed/elsewhere.py") == ["PG104"]
+
+
+def test_exemption_requires_matching_function_and_rule() -> None:
+    config = parse(
+        "version: 1\nexemptions:\n  - path: pkg/**\n    function: keep\n    rules: [PG105]\n"
+        "    reason: None means the world group here\n"
+    )
+    src = """
+    import deepspeed.comm as dist
+    def keep(t, g=None):
+        dist.all_reduce(t, group=g)
+    def other(t, g=None):
+        dist.all_reduce(t, group=g)
+    """
+    found = findings(src, config=config)
+    assert [(f.code, f.function) for f in found] == [("PG105", "other")]
+
+
+def test_ignore_comment() -> None:
+    src = """
+    import deepspeed.comm as dist
+    def f(t, g=None):
+        dist.all_reduce(t, group=g)  # pg-bot: ignore[PG105] None is the world group by contract
+        dist.broadcast(t, 0, group=g)  # pg-bot: ignore[PG101] wrong code, still reported
+    """
+    assert [(f.code, f.line) for f in findings(src)] == [("PG105", 5)]
+
+
+# ---------------------------------------------------------------- partial guards and optional groups
+
+
+def test_size_only_guard_needs_an_optional_group() -> None:
+    template = """
+    import deepspeed.comm as dist
+    def f(t, g{default}):
+        if dist.get_world_size(group=g) > 1:
+            dist.all_reduce(t, group=g)
+    """
+    assert codes(template.format(default="=None")) == ["PG104"]
+    assert codes(template.format(default=": Optional[object]")) == ["PG104"]
+    assert codes(template.format(default=": 'ProcessGroup | None'")) == ["PG104"]
+    assert codes(template.format(default="")) == []
+
+
+def test_not_equal_one_is_called_out_for_non_members() -> None:
+    src = """
+    import deepspeed.comm as dist
+    def f(t, g=None):
+        if dist.get_world_size(group=g) != 1:
+            dist.all_reduce(t, group=g)
+    """
+    (f,) = findings(src)
+    assert f.code == "PG104" and f.data["nonmember_bug"] is True
+    assert "non-member" in f.message
+
+
+def test_none_only_guard_early_exit_and_attribute_group() -> None:
+    src = """
+    import deepspeed.comm as dist
+    class L:
+        def __init__(self, mp_group=None):
+            self.mp_group = mp_group
+        def forward(self, x):
+            if self.mp_group is None:
+                return x
+            dist.inference_all_reduce(x, group=self.mp_group)
+            return x
+    """
+    (f,) = findings(src)
+    assert (f.code, f.kind, f.group) == ("PG103", "negative", "self.mp_group")
+
+
+def test_nested_none_then_size_is_fully_guarded() -> None:
+    src = """
+    import deepspeed.comm as dist
+    def f(t, g=None):
+        if g is not None:
+            if dist.get_world_size(group=g) > 1:
+                dist.all_reduce(t, group=g)
+    """
+    assert codes(src) == []
+
+
+def test_unguarded_message_says_world_and_records_result_use() -> None:
+    src = """
+    import deepspeed.comm as dist
+    def f(t, g=None):
+        handle = dist.all_reduce(t, group=g, async_op=True)
+        dist.all_reduce(t, group=g)
+        return handle
+    """
+    found = findings(src)
+    assert [f.code for f in found] == ["PG105", "PG105"]
+    assert all("WORLD" in f.message for f in found)
+    assert [f.data["result_used"] for f in found] == [True, False]
+
+
+def test_cached_size_and_predicate_copy() -> None:
+    src = """
+    import deepspeed.comm as dist
+    def _tp_active(group):
+        return group is not None and dist.get_world_size(group=group) > 1
+    class Row:
+        def __init__(self, mp_group=None):
+            self.mp_group = mp_group
+            self.tp_world_size = dist.get_world_size(group=mp_group)
+        def forward(self, x):
+            if self.tp_world_size > 1:
+                dist.all_reduce(x, group=self.mp_group)
+            if _tp_active(self.mp_group):
+                dist.all_reduce(x, group=self.mp_group)
+    """
+    found = findings(src)
+    assert [f.code for f in found] == ["PG107", "PG106"]
+    copy, cached = found
+    assert copy.data["name"] == "_tp_active" and len(copy.data["calls"]) == 1
+    assert cached.data["attribute"] == "self.tp_world_size" and cached.data["assignment"].line == 8
+
+
+def test_migrated_sites_are_counted() -> None:
+    src = """
+    from deepspeed.comm import pg_utils
+    import deepspeed.comm as dist
+    def f(t, g=None):
+        if pg_utils.is_parallel(g):
+            dist.all_reduce(t, group=g)
+        return pg_utils.is_parallel(g)
+    """
+    result = analyze_source("m.py", textwrap.dedent(src), CONFIG)
+    assert result.findings == [] and result.migrated == 2
+
+
+# ---------------------------------------------------------------- bad input never stops a run
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b"import deepspeed.comm as dist\ndef f(:\n    dist.all_reduce(t)\n", "syntax error at line 2"),
+        (b"import deepspeed.comm as dist\nprint 'x', dist.get_world_size()\n", "Python 2"),
+        (b"# -*- coding: utf-8 -*-\nimport deepspeed.comm as dist\nx = '\xff\xfe'\ndist.barrier()\n", "bad encoding"),
+        (b"import deepspeed.comm as dist\x00\n", "NUL"),
+        (b"# -*- coding: nope -*-\nimport deepspeed.comm as dist\ndist.barrier()\n", "encoding"),
+    ],
+)
+def test_unreadable_files_are_reported(data: bytes, reason: str) -> None:
+    result = analyze_source("bad.py", data, CONFIG)
+    assert result.error is not None and reason in result.error.message
+    assert result.findings == []
+
+
+def test_files_that_cannot_matter_are_not_parsed() -> None:
+    # The prefilter: no comm module and no collective, so even broken source costs (and reports) nothing.
+    result = analyze_source("notes.py", b"def (:\n", CONFIG)
+    assert result.error is None and result.findings == []
+
+
+def test_a_bad_file_does_not_stop_the_others(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "a_bad.py").write_bytes(b"import deepspeed.comm as dist\ndef (:\n    dist.barrier()\n")
+    (tmp_path / "b_good.py").write_text(
+        "import deepspeed.comm as dist\ndef f(t, g=None):\n    dist.all_reduce(t, group=g)\n"
+    )
+    results = list(analyze_paths([tmp_path], CONFIG, relative_to=tmp_path, jobs=1))
+    assert [r.path for r in results] == ["a_bad.py", "b_good.py"]
+    assert results[0].error is not None and [f.code for f in results[1].findings] == ["PG105"]
+
+
+def test_parallel_run_matches_serial(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    for i in range(30):
+        (tmp_path / f"m{i:02}.py").write_text(
+            f"import deepspeed.comm as dist\ndef f{i}(t, g=None):\n"
+            + "    if g is not None and dist.get_world_size(g) > 1:\n        dist.all_reduce(t, group=g)\n" * (i % 3)
+        )
+    serial = list(analyze_paths([tmp_path], CONFIG, jobs=1))
+    parallel = list(analyze_paths([tmp_path], CONFIG, jobs=2))
+    assert [(r.path, r.findings) for r in serial] == [(r.path, r.findings) for r in parallel]
+    assert sum(len(r.findings) for r in serial) == 30

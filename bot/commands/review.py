@@ -1,0 +1,232 @@
+"""`pg-bot review`: review a pull request, or print offline the review a local patch would get.
+
+    pg-bot review --repo OWNER/NAME --pr N            # token from GITHUB_TOKEN; --api-url for GHE
+    pg-bot review --diff FILE.patch --source DIR --dry-run
+
+Exit codes: 0 no new findings, 1 new findings (on added lines), 2 usage/config error, 3 GitHub API failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from bot.analyze import analyze_source
+from bot.commands.common import fail
+from bot.config import Config, ConfigError
+from bot.config import load as load_config
+from bot.diff import DiffError, FileChange, apply, from_api_files, from_texts, is_python, parse_patch
+from bot.fix import suggestion_for
+from bot.github import DEFAULT_API_URL, GitHubClient, GitHubError, PullFacts
+from bot.report import summary
+from bot.report.github_review import (
+    AnalyzedFile,
+    Outcome,
+    ReviewPlan,
+    comment_payload,
+    plan_review,
+    post,
+    review_body,
+)
+
+EXIT_GITHUB = 3
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    online = parser.add_argument_group("a pull request on GitHub")
+    online.add_argument("--repo", help="OWNER/NAME")
+    online.add_argument("--pr", type=int, help="pull request number")
+    online.add_argument("--api-url", default=os.environ.get("GITHUB_API_URL", DEFAULT_API_URL),
+                        help="REST API root (GitHub Enterprise: https://HOST/api/v3; default: $GITHUB_API_URL or "
+                             "api.github.com)")
+    offline = parser.add_argument_group("a local patch")
+    offline.add_argument("--diff", type=Path, metavar="FILE.patch", help="unified diff (git diff / format-patch)")
+    offline.add_argument("--source", type=Path, metavar="DIR",
+                         help="the tree the patch applies to (a tree that already has it applied works too)")
+    parser.add_argument("--dry-run", action="store_true", help="print the review instead of posting it")
+    parser.add_argument("--format", choices=("text", "json"), default="text",
+                        help="dry-run output: readable text, or the exact API payloads as JSON")
+    parser.add_argument("--config", type=Path, help="rules.yaml (default: nearest one above --source or the "
+                        "working directory, else the packaged defaults; never read from the PR)")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.diff is not None:
+        if args.repo or args.pr:
+            return fail("use either --diff/--source or --repo/--pr, not both")
+        if not args.dry_run:
+            return fail("--diff reviews are offline: add --dry-run (there is no PR to post to)")
+        if args.source is None:
+            return fail("--diff needs --source DIR (the tree the patch applies to)")
+    elif not (args.repo and args.pr):
+        return fail("give --repo OWNER/NAME --pr N, or --diff FILE.patch --source DIR --dry-run")
+    try:
+        config = load_config(args.config, search_from=args.source or Path.cwd())
+    except ConfigError as exc:
+        return fail(str(exc))
+    suggest = _suggester(config)
+    if args.diff is not None:
+        try:
+            text = args.diff.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            return fail(f"cannot read {args.diff}: {exc}")
+        if not args.source.is_dir():
+            return fail(f"--source {args.source} is not a folder")
+        try:
+            files = offline_files(text, args.source, config)
+        except DiffError as exc:
+            return fail(f"{args.diff}: {exc}")
+        plan = plan_review(files, [], _patch_sha(text), suggest)
+        print(render_dry_run(plan, args.format))
+        return 1 if plan.new or plan.to_summary else 0
+    token = os.environ.get("GITHUB_TOKEN") or None
+    try:
+        client = GitHubClient(token, args.repo, base_url=args.api_url)
+        facts = client.pull(args.pr)
+        files = online_files(client, facts, config)
+        plan = plan_review(files, client.list_review_comments(args.pr), facts.head_sha, suggest)
+        if args.dry_run:
+            print(render_dry_run(plan, args.format))
+        else:
+            outcome = post(client, args.pr, plan, summary.render)
+            print(f"pg-bot: review on #{args.pr}: {len(outcome.posted)} new comment(s), {len(plan.already)} already "
+                  f"there, {len(plan.edits)} edited, summary comment {outcome.summary_id}", file=sys.stderr)
+    except GitHubError as exc:
+        print(f"pg-bot: {exc}", file=sys.stderr)
+        return EXIT_GITHUB
+    return 1 if plan.new or plan.to_summary or plan.already else 0
+
+
+def _suggester(config: Config) -> Callable[[str, object], object]:
+    def suggest(source: str, finding):  # type: ignore[no-untyped-def]
+        try:
+            return suggestion_for(source, finding, config)
+        except Exception as exc:  # a fixer bug must not sink the whole review: comment without a suggestion
+            print(f"pg-bot: no suggestion for {finding.path}:{finding.line} {finding.code}: {exc!r}", file=sys.stderr)
+            return None
+
+    return suggest  # type: ignore[return-value]
+
+
+def _skip_reason(change: FileChange) -> str | None:
+    if change.status == "removed":
+        return "removed file(s)"
+    if change.binary:
+        return "binary file(s)"
+    if not is_python(change.path):
+        return "non-Python file(s)"
+    return None
+
+
+def _analysed(change: FileChange, data: bytes, config: Config) -> AnalyzedFile:
+    if b"\0" in data:
+        return AnalyzedFile(change, skipped="binary file(s)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return AnalyzedFile(change, error=f"not UTF-8 text ({exc.reason} at byte {exc.start})")
+    return AnalyzedFile(change, source=text, result=analyze_source(change.path, text, config))
+
+
+def offline_files(patch_text: str, source: Path, config: Config) -> list[AnalyzedFile]:
+    """Each file of the patch with its new text: the patch applied to ``source`` (or ``source`` as is, when it
+    already holds the new text)."""
+    out = []
+    for change in parse_patch(patch_text):
+        reason = _skip_reason(change)
+        if reason:
+            out.append(AnalyzedFile(change, skipped=reason))
+            continue
+        base = source / (change.old_path or change.path)
+        here = source / change.path
+        try:
+            old = base.read_text(encoding="utf-8") if change.status != "added" and base.is_file() else ""
+            new = apply(old, change) if change.patched is not None else old
+        except DiffError as exc:
+            if here.is_file() and _holds_new_side(here.read_text(encoding="utf-8"), change):
+                new = here.read_text(encoding="utf-8")
+            else:
+                out.append(AnalyzedFile(change, error=str(exc)))
+                continue
+        except (OSError, UnicodeDecodeError) as exc:
+            out.append(AnalyzedFile(change, error=f"cannot read {base}: {exc}"))
+            continue
+        out.append(_analysed(change, new.encode("utf-8"), config))
+    return out
+
+
+def _holds_new_side(text: str, change: FileChange) -> bool:
+    lines = text.splitlines()
+    pf = change.patched
+    if pf is None:
+        return False
+    return all(
+        0 < ln.target_line_no <= len(lines) and lines[ln.target_line_no - 1] == ln.value.rstrip("\r\n")
+        for hunk in pf for ln in hunk if ln.is_added or ln.is_context
+    )
+
+
+def online_files(client: GitHubClient, facts: PullFacts, config: Config) -> list[AnalyzedFile]:
+    """The PR's files read through the API as data (never checked out or run). Requests grow with the number
+    of Python files touched, not with the number of findings."""
+    out = []
+    for change in from_api_files(client.pull_files(facts.number)):
+        reason = _skip_reason(change)
+        if reason:
+            out.append(AnalyzedFile(change, skipped=reason))
+            continue
+        try:
+            data = client.file_bytes(change.path, facts.head_sha)
+            if change.patch_missing:  # too large for the files API: diff the whole texts here
+                old = None
+                if change.status != "added":
+                    old = client.file_bytes(change.old_path or change.path, facts.base_sha).decode("utf-8", "replace")
+                new = data.decode("utf-8", "replace")
+                whole = from_texts(change.path, old, new, status=change.status, old_path=change.old_path)
+                change = replace(whole, hunks=(), patch_missing=True)
+        except GitHubError as exc:
+            if exc.status in (401, 403):
+                raise
+            out.append(AnalyzedFile(change, error=str(exc)))
+            continue
+        out.append(_analysed(change, data, config))
+    return out
+
+
+def _patch_sha(text: str) -> str:
+    m = re.search(r"^From ([0-9a-f]{40}) ", text, re.MULTILINE)
+    return m.group(1) if m else "0" * 40
+
+
+def render_dry_run(plan: ReviewPlan, fmt: str = "text") -> str:
+    """Exactly what would be posted: the one review (body + inline comments), the edits, the summary."""
+    comments = plan.comments
+    summary_text = summary.render(plan, Outcome(posted=list(plan.new)))
+    if fmt == "json":
+        review = ({"commit_id": plan.head_sha, "event": "COMMENT", "body": review_body(plan, len(comments)),
+                   "comments": comments} if comments else None)
+        return json.dumps({"review": review, "edits": [{"comment_id": i, "body": b, "why": w}
+                                                       for i, b, w in plan.edits],
+                           "summary": summary_text}, indent=2)
+    out = []
+    if comments:
+        out.append(f"=== review (event COMMENT, commit {plan.head_sha[:12]}, {len(comments)} inline comments) ===")
+        out.append(review_body(plan, len(comments)))
+        for item, c in zip(plan.new, comments, strict=True):
+            where = f"{c['start_line']}-{c['line']}" if "start_line" in c else f"{c['line']}"
+            out.append(f"--- inline comment: {item.finding.path} line {where} ---")
+            out.append(comment_payload(item)["body"])
+    else:
+        out.append("=== no review: nothing new to comment inline ===")
+    for comment_id, body, why in plan.edits:
+        out.append(f"--- edit review comment {comment_id} ({why}) ---")
+        out.append(body)
+    out.append("=== summary comment (created, or edited in place) ===")
+    out.append(summary_text.rstrip("\n"))
+    return "\n\n".join(out)

@@ -1,0 +1,281 @@
+"""Plan and post one PR review: pure planning over findings, suggestions and the comments already on the PR,
+then a poster that turns the plan into a bounded number of requests (one review create, however many findings).
+
+Every inline comment carries ``<!-- pg-bot:finding CODE path fingerprint -->``. The fingerprint hashes what the
+finding is (rule, file, function, group, the flagged text, its occurrence) and not its line number, so a rerun or
+a push that only moves code recognises the comment already made; a comment whose finding is gone is edited to
+say so (``... resolved -->``), and one GitHub marks outdated while its finding lives on is superseded by a new one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import urllib.parse
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from bot.analyze import RULES
+from bot.diff import FileChange
+from bot.fix import Suggestion
+from bot.github import Comment, GitHubError
+from bot.model import FileError, FileResult, Finding
+from bot.report.formats import RULE_DOCS_URL
+
+SUMMARY_MARKER = "<!-- pg-bot:summary -->"
+_FINDING_MARKER = re.compile(
+    r"<!-- pg-bot:finding (?P<code>PG\d+) (?P<path>\S+) (?P<fp>[0-9a-f]{12})(?: (?P<state>resolved|superseded))? -->"
+)
+
+Suggest = Callable[[str, Finding], "Suggestion | None"]
+
+
+@dataclass(frozen=True)
+class AnalyzedFile:
+    """One file of the PR as the reviewer sees it. ``skipped`` says why a file was not analysed on purpose
+    (binary, not Python, removed); ``result.error`` or ``error`` why it could not be."""
+
+    change: FileChange
+    source: str | None = None
+    result: FileResult | None = None
+    skipped: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Item:
+    """A finding with its fingerprint, suggestion and where it goes."""
+
+    finding: Finding
+    fingerprint: str
+    suggestion: Suggestion | None
+    start_line: int | None = None  # inline comment range (None: the summary takes it)
+    line: int | None = None
+    one_click: bool = False  # the range matches the suggestion, so it is a ```suggestion block
+    reason: str = ""  # why it is not inline
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.finding.code, self.finding.path, self.fingerprint)
+
+    @property
+    def marker(self) -> str:
+        return marker(*self.key)
+
+
+@dataclass
+class ReviewPlan:
+    head_sha: str
+    new: list[Item] = field(default_factory=list)  # findings on added lines, to comment
+    already: list[Item] = field(default_factory=list)  # commented at an earlier run (not posted again)
+    to_summary: list[Item] = field(default_factory=list)  # new findings whose lines cannot take a comment
+    pre_existing: list[Finding] = field(default_factory=list)  # in touched files, not on added lines
+    edits: list[tuple[int, str, str]] = field(default_factory=list)  # (comment id, new body, why)
+    analysed: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+
+    @property
+    def comments(self) -> list[dict[str, Any]]:
+        """The inline comments of the one review, as the API takes them."""
+        return [comment_payload(i) for i in self.new]
+
+    def count(self, why: str) -> int:
+        return sum(1 for e in self.edits if e[2] == why)
+
+
+def marker(code: str, path: str, fingerprint: str, state: str | None = None) -> str:
+    quoted = urllib.parse.quote(path, safe="/._-")  # a marker field never holds a space
+    return f"<!-- pg-bot:finding {code} {quoted} {fingerprint}{' ' + state if state else ''} -->"
+
+
+def parse_marker(body: str) -> tuple[tuple[str, str, str], str | None] | None:
+    m = _FINDING_MARKER.search(body)
+    if m is None:
+        return None
+    return (m["code"], urllib.parse.unquote(m["path"]), m["fp"]), m["state"]
+
+
+def fingerprints(source: str, findings: Sequence[Finding]) -> list[str]:
+    """Line-independent identities: the same finding keeps its fingerprint when code above it moves."""
+    lines = source.splitlines()
+    seen: dict[str, int] = {}
+    out = []
+    for f in findings:
+        text = " ".join(" ".join(lines[f.span.line - 1:f.span.end_line]).split())
+        base = "|".join((f.code, f.path, f.function or "", f.group or "", text))
+        seen[base] = seen.get(base, 0) + 1
+        out.append(hashlib.sha1(f"{base}|{seen[base]}".encode()).hexdigest()[:12])
+    return out
+
+
+def rule_link(code: str) -> str:
+    return RULE_DOCS_URL.format(anchor=code.lower())
+
+
+def comment_body(item: Item, rule_name: str = "") -> str:
+    f, s = item.finding, item.suggestion
+    title = f"**[{f.code}]({rule_link(f.code)})**{' ' + rule_name if rule_name else ''}: {f.message}"
+    parts = [item.marker, title]
+    if s is not None:
+        fence = "suggestion" if item.one_click else "python"
+        if not item.one_click:
+            parts.append(f"Suggested replacement for lines {s.start_line}-{s.end_line} (outside this diff's hunk, "
+                         "so not a one-click suggestion):")
+        parts.append(f"```{fence}\n{s.text}\n```")
+        if s.note:
+            parts.append(("" if s.safe else "**Check before applying:** ") + s.note)
+    else:
+        parts.append("No automatic rewrite for this one; see the rule's explanation for the fix.")
+    parts.append(f"Why and how: [`pg-bot rule {f.code}`]({rule_link(f.code)})")
+    return "\n\n".join(parts)
+
+
+def comment_payload(item: Item) -> dict[str, Any]:
+    assert item.line is not None
+    rule = RULES.get(item.finding.code)
+    body = comment_body(item, rule.name if rule else "")
+    payload: dict[str, Any] = {"path": item.finding.path, "line": item.line, "side": "RIGHT", "body": body}
+    if item.start_line is not None and item.start_line < item.line:
+        payload.update(start_line=item.start_line, start_side="RIGHT")
+    return payload
+
+
+def _touches_added(f: Finding, change: FileChange) -> bool:
+    return any(line in change.added for line in range(f.span.line, f.span.end_line + 1))
+
+
+def _place(f: Finding, fp: str, s: Suggestion | None, change: FileChange) -> Item:
+    if s is not None and change.commentable(s.start_line, s.end_line):
+        return Item(f, fp, s, s.start_line, s.end_line, one_click=True)
+    if change.patch_missing or not change.hunks:
+        return Item(f, fp, s, reason="GitHub shows no diff for this file (too large), so it takes no inline comments")
+    first = next((ln for ln in range(f.span.line, f.span.end_line + 1) if ln in change.added), f.span.line)
+    if change.commentable(first, first):
+        return Item(f, fp, s, first, first)
+    return Item(f, fp, s, reason="its line is outside the diff GitHub shows")
+
+
+def plan_review(files: Sequence[AnalyzedFile], existing: Sequence[Comment], head_sha: str,
+                suggest: Suggest) -> ReviewPlan:
+    plan = ReviewPlan(head_sha=head_sha)
+    live: dict[tuple[str, str, str], list[Comment]] = {}
+    for c in existing:
+        parsed = parse_marker(c.body)
+        if parsed is not None and parsed[1] is None:
+            live.setdefault(parsed[0], []).append(c)
+    current: set[tuple[str, str, str]] = set()
+    analysed_paths: set[str] = set()
+    for af in files:
+        path = af.change.path
+        if af.skipped:
+            plan.skipped.append((path, af.skipped))
+            continue
+        if af.error or af.result is None or af.source is None or af.result.error:
+            message = af.error or (af.result.error.message if af.result and af.result.error else "not analysed")
+            plan.errors.append(FileError(path, message))
+            continue
+        analysed_paths.add(path)
+        plan.analysed.append(path)
+        findings = af.result.findings
+        for f, fp in zip(findings, fingerprints(af.source, findings), strict=True):
+            key = (f.code, f.path, fp)
+            current.add(key)
+            if not _touches_added(f, af.change):
+                plan.pre_existing.append(f)
+                continue
+            held = [c for c in live.get(key, []) if c.line is not None]
+            item = _place(f, fp, suggest(af.source, f), af.change)
+            if held:
+                plan.already.append(item)
+                if item.line is not None:
+                    body = comment_payload(item)["body"]
+                    if held[0].body != body:  # the suggestion changed with the code around it
+                        plan.edits.append((held[0].id, body, "updated"))
+                continue
+            for stale in live.get(key, []):  # outdated by GitHub but still present: a fresh comment replaces it
+                plan.edits.append((stale.id, _retired(stale.body, "superseded", head_sha), "superseded"))
+            (plan.new if item.line is not None else plan.to_summary).append(item)
+    failed = {e.path for e in plan.errors}
+    for key, comments in live.items():
+        if key in current or key[1] in failed:
+            continue  # still there, or its file could not be read this time: leave the comment alone
+        for c in comments:
+            plan.edits.append((c.id, _retired(c.body, "resolved", head_sha), "resolved"))
+    return plan
+
+
+def _retired(body: str, state: str, head_sha: str) -> str:
+    parsed = parse_marker(body)
+    assert parsed is not None
+    code, path, fp = parsed[0]
+    old = _FINDING_MARKER.sub("", body).strip().replace("```suggestion", "```python")
+    headline = (f"Resolved: this {code} finding is gone as of `{head_sha[:7]}`." if state == "resolved"
+                else f"Superseded: this {code} finding moved; see the newer comment (as of `{head_sha[:7]}`).")
+    return (f"{marker(code, path, fp, state)}\n**{headline}**\n\n<details><summary>original comment</summary>\n\n"
+            f"{old}\n\n</details>")
+
+
+# ---------------------------------------------------------------- posting
+
+
+class ReviewAPI(Protocol):  # the part of bot.github.GitHubClient the poster uses
+    def create_review(self, n: int, commit_id: str, body: str, comments: list[dict[str, Any]],
+                      event: str = "COMMENT") -> int: ...
+
+    def edit_review_comment(self, comment_id: int, body: str) -> None: ...
+
+    def upsert_marked_comment(self, n: int, marker: str, body: str) -> int: ...
+
+
+@dataclass
+class Outcome:
+    review_id: int | None = None
+    posted: list[Item] = field(default_factory=list)
+    rejected: list[Item] = field(default_factory=list)  # GitHub refused them (422): the summary lists them
+    summary_id: int | None = None
+
+
+def review_body(plan: ReviewPlan, count: int) -> str:
+    s = "" if count == 1 else "s"
+    return (f"<!-- pg-bot:review {plan.head_sha} -->\npg-bot found {count} process-group guard finding{s} "
+            f"on lines this pull request adds; each comment has a suggestion and a link to the rule. "
+            "Counts, the fix command and anything that could not be commented are in the pg-bot summary comment.")
+
+
+def post(client: ReviewAPI, n: int, plan: ReviewPlan, render_summary: Callable[[ReviewPlan, Outcome], str]) -> Outcome:
+    """One review (only when there is something new to say), the edits, then the sticky summary.
+
+    On a 422 (a line GitHub will not take) the review is retried once with single-line comments, then the
+    findings go to the summary instead: never lost, and the number of requests stays bounded."""
+    outcome = Outcome()
+    items = list(plan.new)
+    singles = [_single_line(i) for i in items]
+    attempts = ([items] if items else []) + ([singles] if singles != items else [])
+    for attempt in attempts:
+        try:
+            outcome.review_id = client.create_review(n, plan.head_sha, review_body(plan, len(attempt)),
+                                                     [comment_payload(i) for i in attempt])
+            outcome.posted = attempt
+            break
+        except GitHubError as exc:
+            if exc.status != 422:
+                raise
+    else:
+        outcome.rejected = [_rejected(i) for i in items]
+    for comment_id, body, _why in plan.edits:
+        client.edit_review_comment(comment_id, body)
+    outcome.summary_id = client.upsert_marked_comment(n, SUMMARY_MARKER, render_summary(plan, outcome))
+    return outcome
+
+
+def _single_line(item: Item) -> Item:
+    if item.start_line is None or item.start_line == item.line:
+        return item
+    return Item(item.finding, item.fingerprint, item.suggestion, item.line, item.line, one_click=False)
+
+
+def _rejected(item: Item) -> Item:
+    return Item(item.finding, item.fingerprint, item.suggestion,
+                reason="GitHub rejected an inline comment on this line (HTTP 422)")

@@ -37,9 +37,10 @@ class HookedGitHub(FakeGitHub):
         if method == "GET" and path.endswith(f"/repos/{REPO}/issues/{ISSUE}"):
             with self.lock:
                 self.issue_gets += 1
-                hook = self.before_get.get(self.issue_gets)
-                if hook is not None:
-                    hook(self.repos[REPO].issues[ISSUE])
+                hook = self.before_get.pop(self.issue_gets, None)
+            if hook is not None:
+                # not under the lock: a hook may itself make requests (another bot run), served by other threads
+                hook(self.repos[REPO].issues[ISSUE])
         return super().take_fault(method, path)
 
 
@@ -142,33 +143,52 @@ def test_unknown_issue_is_a_clear_error(fake: HookedGitHub, repo, capsys) -> Non
     assert "#99" in capsys.readouterr().err
 
 
-def test_two_runs_at_once_and_a_human_edit(fake: HookedGitHub) -> None:
-    """Two tracker runs race on one issue while a human edits; nothing the human wrote is lost."""
+TABLES = ["| Area | Remaining |\n|---|---:|\n| MoE | 3 |\n", "| Area | Remaining |\n|---|---:|\n| MoE | 1 |\n"]
 
-    def human(issue: FakeIssue) -> None:
-        issue.body = (issue.body or "").replace("See the plan below.", "See the (revised) plan below.")
 
-    fake.before_get[3] = human
-    tables = ["| Area | Remaining |\n|---|---:|\n| MoE | 3 |\n", "| Area | Remaining |\n|---|---:|\n| MoE | 1 |\n"]
+def client(fake: FakeGitHub) -> GitHubClient:
+    return GitHubClient(None, REPO, base_url=fake.url, throttle=False)
+
+
+def test_second_run_and_a_human_edit_inside_the_first_runs_window(fake: HookedGitHub) -> None:
+    """Run B does its whole update, and a human edits, between run A's first read and its re-read."""
+    outcome: dict[str, object] = {}
+
+    def run_b_then_human(issue: FakeIssue) -> None:
+        outcome["b"] = update_issue(client(fake), ISSUE, TABLES[1], pause=0)
+        with fake.lock:
+            issue.body = (issue.body or "").replace("See the plan below.", "See the (revised) plan below.")
+
+    fake.before_get[2] = run_b_then_human  # A's re-read
+    result = update_issue(client(fake), ISSUE, TABLES[0], pause=0)
+    after = body(fake)
+    assert result.written and result.attempts == 2
+    assert getattr(outcome["b"], "written", False)
+    assert "See the (revised) plan below." in after  # the human's edit survived both runs
+    assert after.endswith(END + TAIL)
+    assert after[after.index(START) + len(START) : after.index(END)] == "\r\n" + TABLES[0].replace("\n", "\r\n")
+    assert patches(fake) == 2  # B's write and A's write from the fresh text; A's stale body was never sent
+
+
+def test_racing_runs_leave_one_whole_table_and_the_rest_intact(fake: HookedGitHub) -> None:
     barrier = threading.Barrier(2)
     errors: list[BaseException] = []
 
     def run(table: str) -> None:
-        client = GitHubClient(None, REPO, base_url=fake.url, throttle=False)
+        c = client(fake)
         barrier.wait()
         try:
-            update_issue(client, ISSUE, table, attempts=8, pause=0.05)
+            update_issue(c, ISSUE, table, attempts=8, pause=0.05)
         except BaseException as exc:  # surfaced below, in the test's thread
             errors.append(exc)
 
-    threads = [threading.Thread(target=run, args=(t,)) for t in tables]
+    threads = [threading.Thread(target=run, args=(t,)) for t in TABLES]
     for t in threads:
         t.start()
     for t in threads:
         t.join(timeout=60)
     assert errors == []
     after = body(fake)
-    assert "See the (revised) plan below." in after
-    assert after.endswith(END + TAIL)
+    assert after.startswith(HEAD + START) and after.endswith(END + TAIL)
     section = after[after.index(START) + len(START) : after.index(END)]
-    assert section in ("\r\n" + t.replace("\n", "\r\n") for t in tables)
+    assert section in ("\r\n" + t.replace("\n", "\r\n") for t in TABLES)

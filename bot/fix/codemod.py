@@ -234,7 +234,10 @@ class _Apply(cst.CSTTransformer):
     def _name_contiguous(self, op: NameContiguous, stmts: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
         line = stmts[0]
         if len(stmts) != 1 or not isinstance(line, cst.SimpleStatementLine) or not isinstance(line.body[0], cst.Expr):
-            raise OpFailed("the collective is not a statement of its own")
+            raise OpFailed(
+                "the collective's result is used (assigned or returned, e.g. an async handle): the copy-back must "
+                "follow `wait()`; fix by hand"
+            )
         call = line.body[0].value
         if not isinstance(call, cst.Call) or not call.args:
             raise OpFailed("the statement is not a collective call")

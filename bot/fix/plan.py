@@ -108,6 +108,8 @@ class Plan:
     note: str  # what changes and why (names the states that differ)
     comparison: Comparison | None = None
     needs_import: bool = True
+    suggest_ops: list[Op] | None = None  # a self-contained variant for a one-block suggestion, when ops are not
+    suggest_note: str = ""
 
 
 @dataclass
@@ -247,7 +249,7 @@ def _unguarded(finding: Finding, ctx: Context) -> Plan:
         )
     new = ctx.call(group)
     comparison = _compare(ctx, "True", new, group)  # no guard: the collective always runs
-    safe, note = _judge(comparison, f"`{collective}` on a None group reduced over the WORLD")
+    safe, note = _judge(comparison, f"`{collective}` on a None group ran over the WORLD group")
     return Plan(finding, [WrapStatement(statement, new)], safe, note, comparison)
 
 
@@ -340,7 +342,13 @@ def _predicate_copy(finding: Finding, ctx: Context) -> Plan:
         why = "still used" if references > len(calls) else "public, may be imported elsewhere"
         ops.append(ReplaceReturn(node.lineno, name, ctx.call(group, negated)))
         note += f"; `{name}` is kept ({why}) and now returns the predicate"
-    return Plan(finding, ops, safe, note, comparison)
+    delegate = ReplaceReturn(node.lineno, name, ctx.call(group, negated))
+    where = ", ".join(str(c.line) for c in calls) or "none in this file"
+    block_note = (
+        f"{note.split(';')[0]}; this block makes `{name}` delegate to the predicate; `pg-bot fix` instead calls "
+        f"`{ctx.config.predicate_call}` directly at its call sites (lines {where}) and removes the copy when unused"
+    )
+    return Plan(finding, ops, safe, note, comparison, suggest_ops=[delegate], suggest_note=block_note)
 
 
 _SIMPLE_REF = (ast.Name, ast.Attribute, ast.Subscript, ast.Constant, ast.Load, ast.Slice, ast.Tuple)

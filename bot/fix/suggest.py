@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+from dataclasses import replace
 
 from bot.config import Config
 from bot.fix import Suggestion
@@ -12,7 +13,9 @@ from bot.fix.plan import Plan, Refused, make_context, plan
 from bot.fix.text import split_lines
 from bot.model import Finding
 
-MAX_MERGED_LINES = 15  # edits further apart than this are described in the note, not merged into one block
+MAX_GAP = 2  # unchanged lines allowed between two edits that still share one suggestion block
+
+Hunk = tuple[str, int, int, int, int]  # difflib opcode: tag, old i1..i2, new j1..j2 (0-based, half-open)
 
 
 def _plan(source: str, finding: Finding, config: Config) -> Plan:
@@ -31,12 +34,11 @@ def explain(source: str, finding: Finding, config: Config) -> str:
 
 
 def _imports_predicate(source: str, config: Config) -> bool:
-    tree = ast.parse(source)
     return any(
         isinstance(n, ast.ImportFrom)
         and n.module == config.predicate_module
         and any(a.name == config.predicate_name and a.asname in (None, config.predicate_name) for a in n.names)
-        for n in tree.body
+        for n in ast.parse(source).body
     )
 
 
@@ -44,35 +46,59 @@ def _strip(line: str) -> str:
     return line.rstrip("\r\n")
 
 
+def _clusters(hunks: list[Hunk]) -> list[list[Hunk]]:
+    clusters: list[list[Hunk]] = []
+    for hunk in hunks:
+        if clusters and hunk[1] - clusters[-1][-1][2] <= MAX_GAP:
+            clusters[-1].append(hunk)
+        else:
+            clusters.append([hunk])
+    return clusters
+
+
+def _describe(hunk: Hunk, new_lines: list[str]) -> str:
+    tag, i1, i2, j1, j2 = hunk
+    text = " / ".join(_strip(x).strip() for x in new_lines[j1:j2])
+    if tag == "insert":
+        return f"add after line {i1}: `{text}`"
+    if tag == "delete":
+        return f"delete lines {i1 + 1}-{i2}"
+    return f"lines {i1 + 1}-{i2} become `{text}`"
+
+
 def suggestion_for(source: str, finding: Finding, config: Config) -> Suggestion | None:
+    """The block for ``finding``, or None when no automatic fix exists (``explain`` says why)."""
     try:
         p = _plan(source, finding, config)
     except Refused:
         return None
     lines = split_lines(source)
+    if p.suggest_ops is not None:  # e.g. a predicate copy: delegate in place rather than edit every call site
+        p = replace(p, ops=p.suggest_ops, note=p.suggest_note or p.note)
     outcome = apply(source, [(0, p)], lines, None)  # the import is outside the block; the note mentions it
     if outcome.failed:
         return None
     new_lines = split_lines(outcome.code)
-    hunks = [
-        op for op in difflib.SequenceMatcher(None, lines, new_lines, autojunk=False).get_opcodes() if op[0] != "equal"
-    ]
+    matcher = difflib.SequenceMatcher(None, lines, new_lines, autojunk=False)
+    hunks: list[Hunk] = [op for op in matcher.get_opcodes() if op[0] != "equal"]
     if not hunks:
         return None
-    first, last = finding.span.line - 1, finding.span.end_line  # 0-based half-open lines of the finding
-    primary = min(hunks, key=lambda h: 0 if h[1] < last and h[2] > first else min(abs(h[1] - first), abs(h[2] - last)))
-    chosen = hunks if hunks[-1][2] - hunks[0][1] <= MAX_MERGED_LINES else [primary]
-    i1, i2 = chosen[0][1], chosen[-1][2]
-    j1, j2 = chosen[0][3], chosen[-1][4]
+    first, last = finding.span.line - 1, finding.span.end_line  # the finding's lines, 0-based half-open
+
+    def distance(cluster: list[Hunk]) -> int:
+        lo, hi = cluster[0][1], cluster[-1][2]
+        return 0 if lo < last and hi > first else min(abs(lo - first), abs(hi - last))
+
+    clusters = _clusters(hunks)
+    chosen = min(clusters, key=distance)
+    _, i1, _, j1, _ = chosen[0]
+    _, _, i2, _, j2 = chosen[-1]
     if i1 == i2:  # a pure insertion: a suggestion must replace at least one line, so take the one before
         i1, j1 = i1 - 1, j1 - 1
     note = p.note
-    others = [h for h in hunks if h not in chosen]
+    others = [h for c in clusters if c is not chosen for h in c]
     if others:
-        extra = "; ".join(
-            f"line {h[1] + 1}: {' / '.join(_strip(x).strip() for x in new_lines[h[3]:h[4]]) or 'delete'}" for h in others
-        )
-        note += f". Also change {extra}"
+        note += ". Also " + "; ".join(_describe(h, new_lines) for h in others)
     if p.needs_import and not _imports_predicate(source, config):
         note += f". Needs `{config.predicate_import}` at the top of the file"
     text = "\n".join(_strip(x) for x in new_lines[j1:j2])

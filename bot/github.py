@@ -92,11 +92,13 @@ class GitHubClient:
     """One repository on one GitHub (``base_url`` for GitHub Enterprise or the test server)."""
 
     def __init__(self, token: str | None, repo: str, *, base_url: str = DEFAULT_API_URL,
-                 retry: Retry | int | None = None, per_page: int = 100, throttle: bool = True,
+                 retry: Retry | int | None = None, per_page: int = 100, throttle: bool | None = None,
                  timeout: int = 30) -> None:
         if repo.count("/") != 1 or not all(repo.split("/")):
             raise GitHubError(0, f"--repo must be OWNER/NAME, got {repo!r}")
         self.repo_name = repo
+        if throttle is None:  # a loopback server (tests, a local proxy) needs no spacing out
+            throttle = urllib.parse.urlsplit(base_url).hostname not in ("127.0.0.1", "localhost", "::1")
         self._gh = Github(
             auth=Auth.Token(token) if token else None,
             base_url=base_url.rstrip("/"),

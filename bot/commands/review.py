@@ -23,7 +23,7 @@ from bot.config import Config, ConfigError
 from bot.config import load as load_config
 from bot.diff import DiffError, FileChange, apply, from_api_files, from_texts, is_python, parse_patch
 from bot.fix import suggestion_for
-from bot.github import DEFAULT_API_URL, GitHubClient, GitHubError, PullFacts
+from bot.github import DEFAULT_API_URL, GitHubClient, GitHubError, PullFacts, default_retry
 from bot.report import summary
 from bot.report.github_review import (
     AnalyzedFile,
@@ -45,6 +45,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     online.add_argument("--api-url", default=os.environ.get("GITHUB_API_URL", DEFAULT_API_URL),
                         help="REST API root (GitHub Enterprise: https://HOST/api/v3; default: $GITHUB_API_URL or "
                              "api.github.com)")
+    online.add_argument("--retries", type=int, default=6, help="retries on 5xx / rate limits (default 6)")
+    online.add_argument("--backoff", type=float, default=1.0,
+                        help="exponential backoff factor in seconds (Retry-After wins when GitHub sends it)")
     offline = parser.add_argument_group("a local patch")
     offline.add_argument("--diff", type=Path, metavar="FILE.patch", help="unified diff (git diff / format-patch)")
     offline.add_argument("--source", type=Path, metavar="DIR",
@@ -87,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
         return 1 if plan.new or plan.to_summary else 0
     token = os.environ.get("GITHUB_TOKEN") or None
     try:
-        client = GitHubClient(token, args.repo, base_url=args.api_url)
+        client = GitHubClient(token, args.repo, base_url=args.api_url,
+                              retry=default_retry(total=args.retries, backoff_factor=args.backoff))
         facts = client.pull(args.pr)
         files = online_files(client, facts, config)
         plan = plan_review(files, client.list_review_comments(args.pr), facts.head_sha, suggest)

@@ -1,0 +1,209 @@
+"""Review planning (pure): which findings are commented, where, with what; dedupe, updates, resolution; and the
+summary's content. Findings and suggestions are built by hand here, so the planner is tested on its own."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.diff import from_api_file
+from bot.fix import Suggestion
+from bot.github import Comment, GitHubError
+from bot.model import FileResult, Finding, Span
+from bot.report import summary
+from bot.report.github_review import (
+    SUMMARY_MARKER,
+    AnalyzedFile,
+    Outcome,
+    fingerprints,
+    marker,
+    parse_marker,
+    plan_review,
+    post,
+)
+
+SOURCE = "\n".join(f"line {i}" for i in range(1, 31)) + "\n"
+HEAD = "f" * 40
+
+
+@dataclass
+class ApiFile:
+    filename: str
+    status: str
+    patch: str | None
+    previous_filename: str | None = None
+
+
+def finding(line: int, end_line: int | None = None, code: str = "PG101", path: str = "m.py") -> Finding:
+    return Finding(code=code, message=f"msg {code}", path=path, span=Span(line, 4, end_line or line, 20),
+                   group="g", function="f")
+
+
+def change(patch: str | None = "@@ -8,6 +8,8 @@\n ctx\n ctx\n ctx\n+add\n+add\n ctx\n ctx\n ctx", path: str = "m.py"):
+    # new-side hunk covers lines 8..15; lines 11 and 12 are added
+    return from_api_file(ApiFile(path, "modified", patch))
+
+
+def suggest_lines(start: int, end: int, safe: bool = True, text: str = "        if pg_utils.is_parallel(g):"):
+    def suggest(source: str, f: Finding) -> Suggestion | None:
+        return Suggestion(start, end, text, safe, "equivalent" if safe else "changes X")
+
+    return suggest
+
+
+def no_suggestion(source: str, f: Finding) -> Suggestion | None:
+    return None
+
+
+def analysed(findings: list[Finding], ch=None, source: str = SOURCE) -> AnalyzedFile:
+    ch = ch or change()
+    return AnalyzedFile(ch, source=source, result=FileResult(ch.path, findings=findings))
+
+
+def test_only_findings_on_added_lines_are_commented_others_counted() -> None:
+    plan = plan_review([analysed([finding(11), finding(3), finding(13)])], [], HEAD, suggest_lines(11, 11))
+    assert [i.finding.line for i in plan.new] == [11]
+    assert [f.line for f in plan.pre_existing] == [3, 13]
+    text = summary.render(plan)
+    assert "**1** finding(s) on lines this pull request adds" in text and "**2** pre-existing" in text
+
+
+def test_multi_line_suggestion_becomes_a_range_comment() -> None:
+    plan = plan_review([analysed([finding(11, 12)])], [], HEAD, suggest_lines(11, 12))
+    (payload,) = plan.comments
+    assert payload["start_line"] == 11 and payload["line"] == 12 and payload["side"] == payload["start_side"] == "RIGHT"
+    assert "```suggestion\n        if pg_utils.is_parallel(g):\n```" in payload["body"]
+    assert payload["body"].startswith(marker("PG101", "m.py", plan.new[0].fingerprint))
+    assert "README.md#pg101" in payload["body"]
+
+
+def test_suggestion_outside_the_hunk_is_shown_but_not_one_click() -> None:
+    plan = plan_review([analysed([finding(12)])], [], HEAD, suggest_lines(5, 12))  # 5 is outside the hunk
+    (payload,) = plan.comments
+    assert payload["line"] == 12 and "start_line" not in payload
+    assert "```suggestion" not in payload["body"] and "```python" in payload["body"]
+
+
+def test_unsafe_suggestion_is_flagged() -> None:
+    plan = plan_review([analysed([finding(11)])], [], HEAD, suggest_lines(11, 11, safe=False))
+    assert "Check before applying:** changes X" in plan.comments[0]["body"]
+
+
+def test_file_without_api_patch_goes_to_summary_not_lost() -> None:
+    big = from_api_file(ApiFile("big.py", "modified", None))
+    big = type(big)(path="big.py", status="modified", added=frozenset({11}), patch_missing=True)
+    plan = plan_review([analysed([finding(11, path="big.py")], big)], [], HEAD, suggest_lines(11, 11))
+    assert plan.new == [] and [i.finding.path for i in plan.to_summary] == ["big.py"]
+    text = summary.render(plan)
+    assert "### Not commented inline" in text and "`big.py:11`" in text and "too large" in text
+    assert "pg_utils.is_parallel(g)" in text  # the suggestion travels with it
+
+
+def test_rerun_does_not_repost_and_edits_only_what_changed() -> None:
+    first = plan_review([analysed([finding(11)])], [], HEAD, suggest_lines(11, 11))
+    posted = [Comment(id=7, body=first.comments[0]["body"], user="bot", path="m.py", line=11)]
+    again = plan_review([analysed([finding(11)])], posted, HEAD, suggest_lines(11, 11))
+    assert again.new == [] and len(again.already) == 1 and again.edits == []
+    changed = plan_review([analysed([finding(11)])], posted, HEAD, suggest_lines(11, 11, text="    other"))
+    assert changed.new == [] and [(i, why) for i, _, why in changed.edits] == [(7, "updated")]
+
+
+def test_fingerprint_survives_moving_code_and_tells_twins_apart() -> None:
+    moved = "\n" * 5 + SOURCE
+    a = fingerprints(SOURCE, [finding(11)])
+    b = fingerprints(moved, [Finding("PG101", "msg PG101", "m.py", Span(16, 4, 16, 20), group="g", function="f")])
+    assert a == b
+    twins = "x = g\nx = g\n"
+    fps = fingerprints(twins, [finding(1), finding(2)])
+    assert fps[0] != fps[1]
+
+
+def test_fixed_finding_marks_comment_resolved() -> None:
+    first = plan_review([analysed([finding(11)])], [], HEAD, suggest_lines(11, 11))
+    posted = [Comment(id=7, body=first.comments[0]["body"], user="bot", path="m.py", line=11)]
+    fixed = plan_review([analysed([])], posted, "a" * 40, suggest_lines(11, 11))
+    ((cid, body, why),) = fixed.edits
+    assert (cid, why) == (7, "resolved")
+    assert parse_marker(body) == (("PG101", "m.py", first.new[0].fingerprint), "resolved")
+    assert "```suggestion" not in body and "`aaaaaaa`" in body
+    # once resolved, a later run leaves it alone
+    assert plan_review([analysed([])], [Comment(7, body, "bot", path="m.py", line=11)], HEAD, no_suggestion).edits == []
+    assert "1 comment(s) marked resolved" in summary.render(fixed)
+
+
+def test_unreadable_file_keeps_its_comments_and_is_reported() -> None:
+    first = plan_review([analysed([finding(11)])], [], HEAD, suggest_lines(11, 11))
+    posted = [Comment(id=7, body=first.comments[0]["body"], user="bot", path="m.py", line=11)]
+    broken = AnalyzedFile(change(), error="reading m.py: not found")
+    plan = plan_review([broken], posted, HEAD, no_suggestion)
+    assert plan.edits == []
+    assert "### Files that could not be analysed\n- `m.py`: reading m.py: not found" in summary.render(plan)
+
+
+def test_outdated_comment_on_a_live_finding_is_superseded_by_one_new_comment() -> None:
+    first = plan_review([analysed([finding(11)])], [], HEAD, suggest_lines(11, 11))
+    outdated = [Comment(id=7, body=first.comments[0]["body"], user="bot", path="m.py", line=None)]
+    plan = plan_review([analysed([finding(11)])], outdated, HEAD, suggest_lines(11, 11))
+    assert len(plan.new) == 1 and [why for _, _, why in plan.edits] == ["superseded"]
+
+
+def test_skipped_files_and_marker_paths_with_spaces() -> None:
+    skipped = AnalyzedFile(change(path="img.png"), skipped="binary file(s)")
+    plan = plan_review([skipped, analysed([])], [], HEAD, no_suggestion)
+    assert plan.skipped == [("img.png", "binary file(s)")]
+    assert "Skipped: 1 binary file(s)." in summary.render(plan)
+    assert parse_marker(marker("PG105", "dir with space/x.py", "0123456789ab")) == (
+        ("PG105", "dir with space/x.py", "0123456789ab"), None)
+
+
+def test_clean_pr_summary_and_fix_command_quoting() -> None:
+    plan = plan_review([analysed([])], [], HEAD, no_suggestion)
+    text = summary.render(plan)
+    assert text.startswith(SUMMARY_MARKER) and "No hand-written process-group guards" in text
+    assert summary.fix_command(["a b.py", "c.py"]) == "pg-bot fix --write 'a b.py' c.py"
+
+
+class Recorder:
+    """A ReviewAPI that records calls and fails create_review with the given statuses first."""
+
+    def __init__(self, failures: list[int]) -> None:
+        self.failures = failures
+        self.reviews: list[list[dict]] = []
+        self.edits: list[int] = []
+        self.summaries: list[str] = []
+
+    def create_review(self, n, commit_id, body, comments, event="COMMENT"):  # type: ignore[no-untyped-def]
+        if self.failures:
+            raise GitHubError(self.failures.pop(0), "rejected")
+        self.reviews.append(comments)
+        return 1
+
+    def edit_review_comment(self, comment_id, body):  # type: ignore[no-untyped-def]
+        self.edits.append(comment_id)
+
+    def upsert_marked_comment(self, n, marker, body):  # type: ignore[no-untyped-def]
+        self.summaries.append(body)
+        return 2
+
+
+def test_post_retries_422_with_single_line_comments_then_falls_back_to_summary() -> None:
+    plan = plan_review([analysed([finding(11, 12)])], [], HEAD, suggest_lines(11, 12))
+    api = Recorder([422])
+    outcome = post(api, 1, plan, summary.render)
+    assert len(api.reviews) == 1 and "start_line" not in api.reviews[0][0] and outcome.rejected == []
+    api = Recorder([422, 422])
+    outcome = post(api, 1, plan, summary.render)
+    assert api.reviews == [] and len(outcome.rejected) == 1
+    assert "HTTP 422" in api.summaries[0] and "`m.py:11-12`" in api.summaries[0]
+
+
+def test_post_makes_no_review_when_nothing_is_new() -> None:
+    api = Recorder([])
+    post(api, 1, plan_review([analysed([finding(3)])], [], HEAD, no_suggestion), summary.render)
+    assert api.reviews == [] and len(api.summaries) == 1
+
+
+def test_summary_counts_rejected_items(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    plan = plan_review([analysed([finding(11), finding(12, code="PG105")])], [], HEAD, no_suggestion)
+    text = summary.render(plan, Outcome(posted=plan.new[:1], rejected=plan.new[1:]))
+    assert "(1 commented now, 0 commented before, 1 listed below)" in text
+    assert "| 1 | 0 |" in text

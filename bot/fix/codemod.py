@@ -55,10 +55,9 @@ def _ident_char(ch: str) -> bool:
 class _Apply(cst.CSTTransformer):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def __init__(self, plans: list[tuple[int, Plan]], lines: list[str], indent: str) -> None:
+    def __init__(self, plans: list[tuple[int, Plan]], lines: list[str]) -> None:
         super().__init__()
         self.lines = lines
-        self.indent = indent
         self.exprs: dict[Span, tuple[int, ReplaceExpr | ReplaceCall]] = {}
         self.chains: dict[Span, tuple[int, RewriteChain]] = {}
         self.stmts: dict[Span, list[tuple[int, WrapStatement | NameContiguous | InsertAfter]]] = defaultdict(list)
@@ -221,7 +220,8 @@ class _Apply(cst.CSTTransformer):
             return [*stmts, cst.parse_statement(op.code + "\n")]
         if isinstance(op, WrapStatement):
             first = stmts[0]
-            inner = [_reindented(s, self.indent) for s in (first.with_changes(leading_lines=()), *stmts[1:])]
+            # Continuation lines inside brackets are stored relative to the block, so they move with it.
+            inner = [first.with_changes(leading_lines=()), *stmts[1:]]
             return [
                 cst.If(
                     test=cst.parse_expression(op.test),
@@ -312,27 +312,11 @@ def _operators(node: cst.BooleanOperation, kind: type) -> list[cst.BaseBooleanOp
     return ops[::-1]
 
 
-def _reindented(stmt: cst.BaseStatement, indent: str) -> cst.BaseStatement:
-    """Continuation lines inside brackets keep absolute indentation in the CST; shift them with the block.
-
-    Only done when the statement holds no multi-line string, whose content must not change.
-    """
-    code = _code(stmt)
-    lines = code.splitlines(keepends=True)
-    if len(lines) < 2 or '"""' in code or "'''" in code:
-        return stmt
-    shifted = lines[0] + "".join(indent + line if line.strip() else line for line in lines[1:])
-    try:
-        return cst.parse_statement(shifted)
-    except cst.ParserSyntaxError:
-        return stmt
-
-
 def apply(source: str, plans: Iterable[tuple[int, Plan]], lines: list[str], predicate: tuple[str, str] | None) -> Outcome:
     """Run the plans over ``source``; ``predicate`` (module, name) is imported when not None."""
     plans = list(plans)
     module = cst.parse_module(source)
-    applier = _Apply(plans, lines, module.default_indent)
+    applier = _Apply(plans, lines)
     new = MetadataWrapper(module, unsafe_skip_copy=True).visit(applier)
     failed = dict(applier.failed)
     for index, _ in plans:

@@ -14,7 +14,7 @@ from bot.track.table import HEADER, percent_text, remaining_text, top_files
 
 # solid fills that the browser test looks for; none of them is a chart colour
 HEADER_BG = "#24292f"
-STATE_BG = {DONE: "#1a7f37", IN_PROGRESS: "#9a6700", NOT_STARTED: "#cf222e"}
+STATE_BG = {DONE: "#1a7f37", IN_PROGRESS: "#9a6700", NOT_STARTED: "#a40e26"}
 
 CSS = f"""
 body {{ font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 24px; color: #1f2328;

@@ -1,0 +1,122 @@
+"""The dashboard page's content, parsed back as HTML: table rows, chart, and a link to every site.
+
+``Page`` (an html.parser reader) is also used on the DOM a real browser dumps, in test_dashboard_browser.py.
+"""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+
+from bot import config as config_module
+from bot.model import FileResult, Finding, Span
+from bot.track.dashboard import render_html, site_url
+from bot.track.status import FileSummary, tally
+
+SHA = "0123456789abcdef0123456789abcdef01234567"
+
+
+class Page(HTMLParser):
+    """Rows of table#status (cell texts), images, links, the classes of the state cells, and any scripts."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__()
+        self.rows: list[list[str]] = []
+        self.state_classes: list[str] = []
+        self.images: list[dict[str, str]] = []
+        self.links: list[tuple[str, str]] = []
+        self.scripts = 0
+        self._in_table = False
+        self._cell: list[str] | None = None
+        self._link: tuple[str, list[str]] | None = None
+        self.feed(html)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        if tag == "table" and a.get("id") == "status":
+            self._in_table = True
+        elif tag == "tr" and self._in_table:
+            self.rows.append([])
+        elif tag in ("td", "th") and self._in_table:
+            self._cell = []
+            if "state" in a.get("class", "").split():
+                self.state_classes.append(a["class"])
+        elif tag == "img":
+            self.images.append(a)
+        elif tag == "a":
+            self._link = (a.get("href", ""), [])
+        elif tag == "script":
+            self.scripts += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "table":
+            self._in_table = False
+        elif tag in ("td", "th") and self._cell is not None:
+            self.rows[-1].append(" ".join("".join(self._cell).split()))
+            self._cell = None
+        elif tag == "a" and self._link is not None:
+            self.links.append((self._link[0], "".join(self._link[1])))
+            self._link = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+        if self._link is not None:
+            self._link[1].append(data)
+
+
+def summary(path: str, lines: list[int], migrated: int = 0, message: str = "guard here") -> FileSummary:
+    findings = [Finding(code="PG101", message=message, path=path, span=Span(n, 7, n, 40)) for n in lines]
+    return FileSummary.from_result(FileResult(path=path, findings=findings, migrated=migrated))
+
+
+def page_for(*summaries: FileSummary, **kwargs: object) -> Page:
+    status = tally(summaries, config_module.load())
+    return Page(render_html(status, repo="org/ds", sha=SHA, **kwargs))  # type: ignore[arg-type]
+
+
+def test_table_rows_match_the_counts() -> None:
+    page = page_for(
+        summary("deepspeed/moe/layer.py", [6, 11], migrated=1),
+        summary("deepspeed/runtime/zero/stage3.py", [], migrated=2),
+    )
+    header, *body = page.rows
+    assert header == ["Area", "Remaining", "Migrated", "%", "State", "Files to look at"]
+    by_area = {r[0]: r[1:] for r in body}
+    assert by_area["MoE"] == ["2 (PG101 2)", "1", "33%", "in progress", "deepspeed/moe/layer.py (2)"]
+    assert by_area["ZeRO model-parallel reductions"][:4] == ["0", "2", "100%", "done"]
+    assert by_area["Total"][:3] == ["2", "3", "60%"]
+    assert "state state-in-progress" in page.state_classes and "state state-done" in page.state_classes
+    assert page.scripts == 0
+
+
+def test_every_remaining_site_links_to_its_line_at_the_commit() -> None:
+    page = page_for(summary("deepspeed/moe/layer.py", [6, 11]), summary("deepspeed/moe/my file.py", [3]))
+    site_links = [(h, t) for h, t in page.links if "/blob/" in h]
+    assert site_links == [
+        (f"https://github.com/org/ds/blob/{SHA}/deepspeed/moe/layer.py#L6", "deepspeed/moe/layer.py:6"),
+        (f"https://github.com/org/ds/blob/{SHA}/deepspeed/moe/layer.py#L11", "deepspeed/moe/layer.py:11"),
+        (f"https://github.com/org/ds/blob/{SHA}/deepspeed/moe/my%20file.py#L3", "deepspeed/moe/my file.py:3"),
+    ]
+    assert (f"https://github.com/org/ds/commit/{SHA}", SHA[:12]) in page.links
+    assert site_url("o/n", SHA, "a.py", 4, "https://ghe.example.com/") == f"https://ghe.example.com/o/n/blob/{SHA}/a.py#L4"
+
+
+def test_text_from_the_code_is_escaped() -> None:
+    page = page_for(summary("deepspeed/moe/x.py", [1], message="<script>alert(1)</script> & more"))
+    assert page.scripts == 0
+    html = render_html(tally([summary("deepspeed/moe/x.py", [1], message="<b>&")], config_module.load()),
+                       repo="org/ds", sha=SHA)
+    assert "&lt;b&gt;&amp;" in html
+
+
+def test_chart_is_referenced_only_when_there_is_one() -> None:
+    with_chart = page_for(summary("a.py", [1]))
+    assert [i["src"] for i in with_chart.images] == ["burndown.png"]
+    assert with_chart.images[0]["alt"]
+    assert page_for(summary("a.py", [1]), chart=None).images == []
+
+
+def test_done_migration_says_so() -> None:
+    page = page_for(summary("deepspeed/moe/layer.py", [], migrated=3))
+    assert all(c == "state state-done" for c in page.state_classes)
+    assert not [h for h, _ in page.links if "/blob/" in h]

@@ -128,7 +128,7 @@ def handle(event: PullEvent, client: DispatchClient, config: Config) -> Outcome:
             _remove_label(client, event.number, ci.label)
             client.upsert_marked_comment(event.number, MARKER, _rejected_comment(event, role, ci.label))
             return Outcome("rejected", f"{event.sender} has {role} permission; label removed")
-        return _dispatch(event, client, config, f"label added by {code(event.sender)} ({role})")
+        return _dispatch(event, client, config, f"label added by {code(event.sender)}, who has {role} permission")
     if event.action == "synchronize":
         if ci.label not in event.labels:
             return Outcome("ignored", f"the PR does not carry {ci.label!r}")

@@ -160,6 +160,15 @@ def test_no_dispatch_when_the_label_was_removed_meanwhile(fake: FakeGitHub, conf
     assert fake.repos[REPO].dispatches == []
 
 
+def test_closed_pr_is_not_dispatched(fake: FakeGitHub, config: cfg.Config) -> None:
+    pr = open_pr(fake)
+    data = event(fake, pr, "labeled", "maint")
+    pr.state = "closed"
+    outcome = handle(parse_event(data), client(fake), config)
+    assert outcome.action == "ignored" and "closed" in outcome.message
+    assert fake.repos[REPO].dispatches == []
+
+
 def test_deleted_fork_is_refused_with_a_comment(fake: FakeGitHub, config: cfg.Config) -> None:
     pr = open_pr(fake)
     data = event(fake, pr, "labeled", "maint")

@@ -31,6 +31,7 @@ class EventError(ValueError):
 class _Pull(Protocol):
     head_sha: str
     labels: tuple[str, ...]
+    state: str
 
 
 class _File(Protocol):
@@ -145,6 +146,8 @@ def _dispatch(event: PullEvent, client: DispatchClient, config: Config, why: str
     ci = config.ci
     # Run only the code that was approved: if the PR moved on since the event, its own event decides.
     pull = client.pull(event.number)
+    if pull.state != "open":
+        return Outcome("ignored", f"the PR is {pull.state}; not dispatching")
     if pull.head_sha != event.head_sha:
         return Outcome("ignored", f"the PR head moved from {event.head_sha} to {pull.head_sha}; not dispatching")
     if ci.label not in pull.labels:

@@ -195,8 +195,7 @@ class _Apply(cst.CSTTransformer):
     def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine):  # type: ignore[no-untyped-def]
         if not self.stmts:
             return updated_node
-        span = self._pos(original_node.body[0]) if original_node.body else None
-        ops = self.stmts.get(span) if span is not None else None
+        ops = next((self.stmts[s] for s in map(self._pos, original_node.body) if s in self.stmts), None)
         if not ops:
             return updated_node
         if len(updated_node.body) != 1:
@@ -259,7 +258,7 @@ class _Apply(cst.CSTTransformer):
         temp = cst.Name(op.temp)
         args = [call.args[0].with_changes(value=temp), *call.args[1:]]
         reduce = line.with_changes(body=[line.body[0].with_changes(value=call.with_changes(args=args))], leading_lines=())
-        name = line.with_changes(body=[cst.parse_statement(f"{op.temp} = {op.tensor}.contiguous()\n").body[0]])
+        name = cst.parse_statement(f"{op.temp} = {op.tensor}.contiguous()\n").with_changes(leading_lines=line.leading_lines)
         back = cst.parse_statement(f"{op.tensor}.copy_({op.temp})\n")
         return [name, reduce, back]
 

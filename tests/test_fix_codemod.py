@@ -1,0 +1,385 @@
+"""fix_source on Findings built by hand (spans found in the test source), so the codemod is tested on its own."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+import pytest
+
+from bot import config as config_module
+from bot.fix import fix_source
+from bot.model import Finding, Span
+
+CONFIG = config_module.load()
+IMPORT = "from deepspeed.comm import pg_utils"
+
+
+def span_of(source: str, text: str, nth: int = 0) -> Span:
+    index = -1
+    for _ in range(nth + 1):
+        index = source.index(text, index + 1)
+    end = index + len(text)
+
+    def position(offset: int) -> tuple[int, int]:
+        return source.count("\n", 0, offset) + 1, offset - (source.rfind("\n", 0, offset) + 1)
+
+    return Span(*position(index), *position(end))
+
+
+def guard(source: str, none: str, size: str, chain: str | None = None, code: str = "PG101", group: str = "g") -> Finding:
+    n, s = span_of(source, none), span_of(source, size)
+    first, last = sorted((n, s))
+    both = Span(first.line, first.col, last.end_line, last.end_col)
+    c = span_of(source, chain) if chain else both
+    kind = "or" if code == "PG102" else "and"
+    data = {"none_check": n, "size_check": s, "chain": c, "adjacent": True}
+    return Finding(code, "guard", "m.py", both, group=group, kind=kind, data=data)
+
+
+def finding(code: str, source: str, text: str, group: str = "g", kind: str = "", **data: Any) -> Finding:
+    return Finding(code, code, "m.py", span_of(source, text), group=group, kind=kind, data=data)
+
+
+def changed_lines(old: str, new: str) -> list[str]:
+    return [line for line in old.splitlines() if line not in new.splitlines()]
+
+
+# ------------------------------------------------------------------ full guards (safe, applied by default)
+
+CHAIN = '''import deepspeed.comm as dist
+
+
+def f(x, config):
+    label = 'single' + "double"  # quoting stays
+
+
+    if (config.enabled  # why it matters
+            and self.mp_group is not None
+            and dist.get_world_size(group=self.mp_group) > 1
+            and config.ready):
+        dist.all_reduce(x, group=self.mp_group)
+    return label
+'''
+
+
+def test_multiline_guard_inside_longer_chain_keeps_other_operands_and_text() -> None:
+    f = guard(
+        CHAIN,
+        "self.mp_group is not None",
+        "dist.get_world_size(group=self.mp_group) > 1",
+        chain=CHAIN[CHAIN.index("config.enabled") : CHAIN.index("config.ready") + len("config.ready")],
+        group="self.mp_group",
+    )
+    result = fix_source(CHAIN, [f], CONFIG)
+    assert result.applied == [f] and not result.refused
+    expected = CHAIN.replace(
+        "            and self.mp_group is not None\n            and dist.get_world_size(group=self.mp_group) > 1\n",
+        "            and pg_utils.is_parallel(self.mp_group)\n",
+    ).replace("import deepspeed.comm as dist\n", f"import deepspeed.comm as dist\n{IMPORT}\n")
+    assert result.source == expected
+
+
+def test_non_adjacent_operands_collapse_into_the_first_position() -> None:
+    src = "def f(g, flag, ready):\n    if flag and g is not None and ready and dist.get_world_size(g) > 1:\n        pass\n"
+    f = guard(src, "g is not None", "dist.get_world_size(g) > 1", chain="flag and g is not None and ready and dist.get_world_size(g) > 1")
+    result = fix_source(src, [f], CONFIG)
+    assert "    if flag and pg_utils.is_parallel(g) and ready:\n" in result.source
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("    if g is not None and dist.get_world_size(g) > 1:", "    if pg_utils.is_parallel(g):"),
+        ("    if (g is not None and dist.get_world_size(g) > 1):", "    if pg_utils.is_parallel(g):"),
+        ("    if(g is not None and dist.get_world_size(g) > 1):", "    if(pg_utils.is_parallel(g)):"),
+        ("    if not(g is not None and dist.get_world_size(g) > 1):", "    if not(pg_utils.is_parallel(g)):"),
+        ("    if x and (g is not None and dist.get_world_size(g) > 1):", "    if x and pg_utils.is_parallel(g):"),
+        ("    if 1 < dist.get_world_size(group=g) and g is not None:", "    if pg_utils.is_parallel(g):"),
+    ],
+)
+def test_parentheses_go_only_where_nothing_touches_them(line: str, expected: str) -> None:
+    src = f"def f(g, x):\n{line}\n        pass\n"
+    none = "g is not None"
+    size = next(s for s in ("dist.get_world_size(g) > 1", "1 < dist.get_world_size(group=g)") if s in src)
+    f = guard(src, none, size)
+    result = fix_source(src, [f], CONFIG)
+    assert result.refused == []
+    assert expected in result.source.splitlines()
+    ast.parse(result.source)
+
+
+def test_negated_early_exit_becomes_not_predicate() -> None:
+    src = "def f(t, g=None):\n    if g is None or dist.get_world_size(group=g) <= 1:\n        return t\n    return t\n"
+    f = guard(src, "g is None", "dist.get_world_size(group=g) <= 1", code="PG102")
+    result = fix_source(src, [f], CONFIG)
+    assert "    if not pg_utils.is_parallel(g):\n" in result.source and result.applied == [f]
+
+
+def test_early_exit_with_equals_one_is_refused_and_names_the_non_member_state() -> None:
+    src = "def f(t, g=None):\n    if g is None or dist.get_world_size(group=g) == 1:\n        return t\n    return t\n"
+    f = guard(src, "g is None", "dist.get_world_size(group=g) == 1", code="PG102")
+    result = fix_source(src, [f], CONFIG)
+    assert result.source == src
+    [(refused, why)] = result.refused
+    assert refused is f and "non-member group (size -1): old False, new True" in why and "--unsafe-fixes" in why
+    assert "not pg_utils.is_parallel(g)" in fix_source(src, [f], CONFIG, unsafe=True).source
+
+
+def test_a_rewrite_that_changes_a_multi_rank_group_is_refused_even_when_unsafe() -> None:
+    src = "def f(g):\n    if g is not None and dist.get_world_size(g) > 4:\n        pass\n"
+    f = guard(src, "g is not None", "dist.get_world_size(g) > 4")
+    result = fix_source(src, [f], CONFIG, unsafe=True)
+    assert result.source == src and "multi-rank" in result.refused[0][1]
+
+
+# ------------------------------------------------------------------ the import
+
+def test_import_added_once_after_future_and_docstring_and_reused_when_present() -> None:
+    src = '"""Doc."""\nfrom __future__ import annotations\n\nimport deepspeed.comm as dist\n\n\ndef f(g, h):\n    if g is not None and dist.get_world_size(g) > 1:\n        pass\n    if h is not None and dist.get_world_size(h) > 1:\n        pass\n'
+    fs = [guard(src, "g is not None", "dist.get_world_size(g) > 1"), guard(src, "h is not None", "dist.get_world_size(h) > 1", group="h")]
+    new = fix_source(src, fs, CONFIG).source
+    assert new.count(IMPORT) == 1
+    lines = new.splitlines()
+    assert lines.index(IMPORT) == lines.index("import deepspeed.comm as dist") + 1
+    with_import = src.replace("import deepspeed.comm as dist\n", f"import deepspeed.comm as dist\n{IMPORT}\n")
+    fs2 = [guard(with_import, "g is not None", "dist.get_world_size(g) > 1")]
+    assert fix_source(with_import, fs2, CONFIG).source.count(IMPORT) == 1
+
+
+def test_predicate_import_comes_from_rules_yaml() -> None:
+    custom = config_module.parse("version: 1\npredicate: {module: mylib.comm, name: pgu, function: active}\n")
+    src = "import torch.distributed as dist\n\n\ndef f(g):\n    if g is not None and dist.get_world_size(g) > 1:\n        pass\n"
+    new = fix_source(src, [guard(src, "g is not None", "dist.get_world_size(g) > 1")], custom).source
+    assert "from mylib.comm import pgu\n" in new and "    if pgu.active(g):\n" in new
+
+
+def test_crlf_file_stays_crlf() -> None:
+    src = "import deepspeed.comm as dist\r\n\r\n\r\ndef f(t, g=None):\r\n    if g is not None and dist.get_world_size(g) > 1:\r\n        pass\r\n    dist.all_reduce(t, group=g)\r\n"
+    fs = [
+        guard(src, "g is not None", "dist.get_world_size(g) > 1"),
+        finding("PG105", src, "dist.all_reduce(t, group=g)", kind="call", statement=span_of(src, "dist.all_reduce(t, group=g)"), result_used=False, collective="all_reduce"),
+    ]
+    new = fix_source(src, fs, CONFIG, unsafe=True).source
+    assert "\n" not in new.replace("\r\n", "") and "\r" not in new.replace("\r\n", "")
+    assert new.split("\r\n")[-4:] == ["        pass", "    if pg_utils.is_parallel(g):", "        dist.all_reduce(t, group=g)", ""]
+
+
+# ------------------------------------------------------------------ partial guards (unsafe by design)
+
+def test_partial_guards_are_unsafe_and_say_which_states_change() -> None:
+    src = "def f(t, g=None):\n    if g is not None:\n        dist.all_reduce(t, group=g)\n    if dist.get_world_size(group=g) > 1:\n        dist.all_reduce(t, group=g)\n"
+    none_only = finding("PG103", src, "g is not None", kind="positive", test="g is not None")
+    size_only = finding("PG104", src, "dist.get_world_size(group=g) > 1", kind="positive", op=">", bound=1)
+    safe = fix_source(src, [none_only, size_only], CONFIG)
+    assert safe.source == src and not safe.applied
+    why = dict((f.code, r) for f, r in safe.refused)
+    assert "single-rank group (size 1): old True, new False" in why["PG103"] and "non-member" in why["PG103"]
+    assert "None (dimension absent): old True, new False" in why["PG104"] and "WORLD" in why["PG104"]
+    unsafe = fix_source(src, [none_only, size_only], CONFIG, unsafe=True)
+    assert unsafe.source.count("    if pg_utils.is_parallel(g):\n") == 2 and len(unsafe.applied) == 2
+
+
+def test_negative_partial_guard_becomes_not_predicate() -> None:
+    src = "def f(t, g=None):\n    if g is None:\n        return t\n    dist.all_reduce(t, group=g)\n"
+    f = finding("PG103", src, "g is None", kind="negative", test="g is None")
+    assert "    if not pg_utils.is_parallel(g):\n" in fix_source(src, [f], CONFIG, unsafe=True).source
+
+
+# ------------------------------------------------------------------ unguarded collectives (PG105)
+
+def _unguarded(src: str, call: str, used: bool = False, collective: str = "all_reduce") -> Finding:
+    return finding("PG105", src, call, kind="call", statement=span_of(src, call), result_used=used, collective=collective)
+
+
+def test_unguarded_in_place_collective_is_wrapped_keeping_comments() -> None:
+    src = "def f(t, g=None):\n    # reduce it\n    dist.all_reduce(t,\n                    group=g)  # in place\n    return t\n"
+    result = fix_source(src, [_unguarded(src, "dist.all_reduce(t,\n                    group=g)")], CONFIG, unsafe=True)
+    assert result.source.endswith(
+        "def f(t, g=None):\n    # reduce it\n    if pg_utils.is_parallel(g):\n        dist.all_reduce(t,\n                        group=g)  # in place\n    return t\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("src", "call", "used", "collective", "reason"),
+    [
+        ("def f(t, g):\n    h = dist.all_reduce(t, group=g, async_op=True)\n", "dist.all_reduce(t, group=g, async_op=True)", True, "all_reduce", "is used"),
+        ("def f(o, t, g):\n    dist.all_gather(o, t, group=g)\n", "dist.all_gather(o, t, group=g)", False, "all_gather", "output buffer"),
+        ("def f(t, g):\n    x = 1; dist.all_reduce(t, group=g)\n", "dist.all_reduce(t, group=g)", False, "all_reduce", "shares its line"),
+        ("def f(t, g):\n    if t: dist.all_reduce(t, group=g)\n", "dist.all_reduce(t, group=g)", False, "all_reduce", "does not match"),
+    ],
+)
+def test_unguarded_collective_is_left_alone_where_wrapping_is_not_behaviour_preserving(
+    src: str, call: str, used: bool, collective: str, reason: str
+) -> None:
+    result = fix_source(src, [_unguarded(src, call, used, collective)], CONFIG, unsafe=True)
+    assert result.source == src and reason in result.refused[0][1]
+
+
+# ------------------------------------------------------------------ cached size (PG106)
+
+CACHED = """class Row:
+    def __init__(self, group=None):
+        self.group = group
+        self.tp_world_size = dist.get_world_size(group=group)
+
+    def forward(self, x):
+        if self.tp_world_size > 1:
+            dist.all_reduce(x, group=self.group)
+
+    def backward(self, x):
+        if self.tp_world_size == 1:
+            return x
+"""
+
+
+def _cached(src: str, test: str, kind: str) -> Finding:
+    assignment = span_of(src, "self.tp_world_size = dist.get_world_size(group=group)")
+    return finding("PG106", src, test, group="group", kind=kind, attribute="self.tp_world_size", assignment=assignment, assigned_in="Row.__init__")
+
+
+def test_cached_size_is_replaced_by_a_flag_cached_once_at_construction() -> None:
+    fs = [_cached(CACHED, "self.tp_world_size > 1", "positive"), _cached(CACHED, "self.tp_world_size == 1", "negative")]
+    result = fix_source(CACHED, fs, CONFIG, unsafe=True)
+    assert result.source.count("self.is_tp_parallel = pg_utils.is_parallel(group)") == 1
+    assert "        self.tp_world_size = dist.get_world_size(group=group)\n        self.is_tp_parallel = pg_utils.is_parallel(group)\n" in result.source
+    assert "        if self.is_tp_parallel:\n" in result.source and "        if not self.is_tp_parallel:\n" in result.source
+    refused = fix_source(CACHED, fs, CONFIG).refused
+    assert all("None (dimension absent)" in why for _, why in refused)
+
+
+def test_cached_flag_name_taken_is_refused() -> None:
+    src = CACHED.replace("        self.group = group\n", "        self.group = group\n        self.is_tp_parallel = 'other'\n")
+    result = fix_source(src, [_cached(src, "self.tp_world_size > 1", "positive")], CONFIG, unsafe=True)
+    assert result.source == src and "already exists" in result.refused[0][1]
+
+
+# ------------------------------------------------------------------ predicate copies (PG107)
+
+COPIES = """import deepspeed.comm as dist
+
+
+def _tp_active(group):
+    '''A copy of the predicate.'''
+    return group is not None and dist.get_world_size(group=group) > 1
+
+
+def _tp_idle(group=None):
+    return group is None or dist.get_world_size(group) <= 1
+
+
+class Layer:
+    def _active(self):
+        return self.mp_group is not None and dist.get_world_size(group=self.mp_group) > 1
+
+    def forward(self, other):
+        return self._active(), other._active()
+
+
+def f(t, g):
+    return _tp_active(g), _tp_active(group=g), _tp_idle(g), _tp_idle
+"""
+
+
+def _copy(src: str, name: str, calls: list[Span], group: str, negated: bool = False) -> Finding:
+    start = span_of(src, f"def {name}(")
+    return Finding("PG107", "copy", "m.py", start, group=group, kind="def", data={"name": name, "calls": calls, "negated": negated})
+
+
+def test_copy_calls_become_the_predicate_and_an_unused_copy_is_removed() -> None:
+    calls = [span_of(COPIES, "_tp_active(g)"), span_of(COPIES, "_tp_active(group=g)")]
+    result = fix_source(COPIES, [_copy(COPIES, "_tp_active", calls, "group")], CONFIG)
+    assert "def _tp_active" not in result.source
+    assert "    return pg_utils.is_parallel(g), pg_utils.is_parallel(g), _tp_idle(g), _tp_idle\n" in result.source
+    assert "removed" in result.note(result.applied[0])
+
+
+def test_copy_still_referenced_is_kept_and_delegates() -> None:
+    calls = [span_of(COPIES, "_tp_idle(g)")]
+    result = fix_source(COPIES, [_copy(COPIES, "_tp_idle", calls, "group", negated=True)], CONFIG)
+    assert "def _tp_idle(group=None):\n    return not pg_utils.is_parallel(group)\n" in result.source
+    assert "not pg_utils.is_parallel(g), _tp_idle\n" in result.source
+
+
+def test_method_copy_binds_the_receiver() -> None:
+    calls = [span_of(COPIES, "self._active()"), span_of(COPIES, "other._active()")]
+    result = fix_source(COPIES, [_copy(COPIES, "_active", calls, "self.mp_group")], CONFIG)
+    assert "return pg_utils.is_parallel(self.mp_group), pg_utils.is_parallel(other.mp_group)\n" in result.source
+    assert "def _active" not in result.source
+
+
+def test_copy_that_is_not_a_single_return_is_refused() -> None:
+    src = "def _tp(g):\n    x = 1\n    return g is not None and dist.get_world_size(g) > 1\n\n\ny = _tp(None)\n"
+    result = fix_source(src, [_copy(src, "_tp", [span_of(src, "_tp(None)")], "g")], CONFIG)
+    assert result.source == src and "does more than return" in result.refused[0][1]
+
+
+# ------------------------------------------------------------------ discarded contiguous (PG108)
+
+def _contig(src: str, call: str, tensor: str = "t") -> Finding:
+    return finding("PG108", src, call, kind="call", tensor=tensor, statement=span_of(src, call), collective="all_reduce")
+
+
+def test_contiguous_result_is_reduced_into_a_named_copy_and_copied_back() -> None:
+    src = "def f(t, g, t_c):\n    if g:\n        dist.all_reduce(t.contiguous(), group=g)  # sum\n"
+    result = fix_source(src, [_contig(src, "dist.all_reduce(t.contiguous(), group=g)")], CONFIG, unsafe=True)
+    assert result.source.endswith(
+        "        t_c2 = t.contiguous()\n        dist.all_reduce(t_c2, group=g)  # sum\n        t.copy_(t_c2)\n"
+    )
+    assert IMPORT not in result.source  # the predicate is not used by this fix
+    assert "not contiguous" in fix_source(src, [_contig(src, "dist.all_reduce(t.contiguous(), group=g)")], CONFIG).refused[0][1]
+
+
+@pytest.mark.parametrize(
+    ("src", "call", "tensor", "reason"),
+    [
+        ("def f(t, g):\n    dist.all_reduce(t.contiguous(), group=g, async_op=True)\n", "dist.all_reduce(t.contiguous(), group=g, async_op=True)", "t", "async_op"),
+        ("def f(t, g):\n    dist.all_reduce(t().contiguous(), group=g)\n", "dist.all_reduce(t().contiguous(), group=g)", "t()", "evaluated twice"),
+    ],
+)
+def test_contiguous_fix_refused_where_copy_back_is_wrong(src: str, call: str, tensor: str, reason: str) -> None:
+    result = fix_source(src, [_contig(src, call, tensor)], CONFIG, unsafe=True)
+    assert result.source == src and reason in result.refused[0][1]
+
+
+def test_wrap_and_contiguous_on_one_statement_compose() -> None:
+    src = "def f(t, g=None):\n    dist.all_reduce(t.contiguous(), group=g)\n"
+    call = "dist.all_reduce(t.contiguous(), group=g)"
+    result = fix_source(src, [_unguarded(src, call), _contig(src, call)], CONFIG, unsafe=True)
+    assert result.source.endswith(
+        "    if pg_utils.is_parallel(g):\n        t_c = t.contiguous()\n        dist.all_reduce(t_c, group=g)\n        t.copy_(t_c)\n"
+    )
+    assert len(result.applied) == 2
+
+
+# ------------------------------------------------------------------ bad input never crashes the run
+
+def test_unparseable_source_refuses_everything_and_changes_nothing() -> None:
+    src = "def f(:\n"
+    f = Finding("PG101", "", "m.py", Span(1, 0, 1, 1), group="g", kind="and")
+    result = fix_source(src, [f], CONFIG)
+    assert result.source == src and "does not parse" in result.refused[0][1]
+
+
+def test_bad_findings_are_refused_one_by_one_and_good_ones_still_apply() -> None:
+    src = "def f(g):\n    if g is not None and dist.get_world_size(g) > 1:\n        pass\n"
+    good = guard(src, "g is not None", "dist.get_world_size(g) > 1")
+    no_data = Finding("PG101", "", "m.py", good.span, group="g", kind="and")
+    nowhere = Finding("PG103", "", "m.py", Span(2, 8, 2, 20), group="g", kind="positive")  # `is not None`
+    unknown = Finding("PG199", "", "m.py", good.span, group="g")
+    outside = Finding("PG104", "", "m.py", Span(40, 0, 40, 3), group="g", kind="positive")
+    result = fix_source(src, [no_data, nowhere, unknown, outside, good], CONFIG, unsafe=True)
+    assert result.applied == [good] and "pg_utils.is_parallel(g)" in result.source
+    reasons = dict((f.code, why) for f, why in result.refused)
+    assert "data['none_check']" in reasons["PG101"]
+    assert "cannot prove" in reasons["PG103"]
+    assert "no automatic fix" in reasons["PG199"]
+    assert "outside the file" in reasons["PG104"]
+
+
+def test_span_that_is_not_a_node_is_refused() -> None:
+    src = "def f(g):\n    if (g is not None and dist.get_world_size(g) > 1):\n        pass\n"
+    with_parens = span_of(src, "(g is not None and dist.get_world_size(g) > 1)")  # node spans exclude parens
+    f = Finding("PG104", "", "m.py", with_parens, group="g", kind="positive")
+    result = fix_source(src, [f], CONFIG, unsafe=True)
+    assert result.source == src and "does not match any node" in result.refused[0][1]

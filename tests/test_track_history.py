@@ -254,6 +254,14 @@ def test_history_cli_rejects_a_base_off_the_first_parent_line(story, tmp_path: P
     rc = main(["history", "--since", "no-such-rev", "--repo-dir", str(repo.path), "--out", str(tmp_path)])
     assert rc == 2
     assert "no-such-rev" in capsys.readouterr().err
-    rc = main(["history", "--last", "99", "--repo-dir", str(repo.path), "--out", str(tmp_path), "--no-cache"])
+    rc = main(["history", "--last", "0", "--repo-dir", str(repo.path), "--out", str(tmp_path), "--no-cache"])
     assert rc == 2
-    assert "shorter" in capsys.readouterr().err
+    assert "positive" in capsys.readouterr().err
+
+
+def test_last_n_longer_than_the_line_starts_at_the_root(story, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo, line, _ = story
+    rc = main(["history", "--last", "99", "--repo-dir", str(repo.path), "--out", str(tmp_path), "--no-cache"])
+    assert rc == 0
+    data = json.loads((tmp_path / "history.json").read_text(encoding="utf-8"))
+    assert [c["sha"] for c in data["commits"]] == line

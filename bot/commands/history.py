@@ -11,7 +11,7 @@ from bot.config import ConfigError
 from bot.track import options
 from bot.track.chart import write_chart
 from bot.track.export import write_csv, write_json
-from bot.track.gitread import GitError, default_branch, rev_parse
+from bot.track.gitread import GitError, default_branch, git, rev_parse
 from bot.track.history import Point, compute_history
 from bot.track.status import Status
 from bot.track.trees import TreeReader
@@ -31,15 +31,14 @@ def add_range(parser: argparse.ArgumentParser, *, required: bool) -> None:
 
 
 def resolve_range(args: argparse.Namespace) -> tuple[str, str]:
-    """(base, tip) as commit ids; raises GitError or UsageError."""
+    """(base, tip) as commit ids; raises GitError or UsageError. ``--last N`` on a shorter line starts at
+    its root commit (so a workflow's fixed N also works on a young repository)."""
     tip = rev_parse(args.repo_dir, args.until or default_branch(args.repo_dir))
     if args.last is not None:
         if args.last < 1:
             raise options.UsageError(f"--last wants a positive number, got {args.last}")
-        try:
-            return rev_parse(args.repo_dir, f"{tip}~{args.last}"), tip
-        except GitError as exc:
-            raise GitError(f"--last {args.last}: the first-parent line is shorter than that ({exc})") from exc
+        line = git(args.repo_dir, "rev-list", "--first-parent", f"--max-count={args.last + 1}", tip).split()
+        return line[-1].decode(), tip
     return rev_parse(args.repo_dir, args.since), tip
 
 

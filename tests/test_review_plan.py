@@ -127,7 +127,7 @@ def test_fixed_finding_marks_comment_resolved() -> None:
     assert "```suggestion" not in body and "`aaaaaaa`" in body
     # once resolved, a later run leaves it alone
     assert plan_review([analysed([])], [Comment(7, body, "bot", path="m.py", line=11)], HEAD, no_suggestion).edits == []
-    assert "1 comment(s) marked resolved" in summary.render(fixed)
+    assert "1 earlier comment(s) marked resolved" in summary.render(fixed)
 
 
 def test_unreadable_file_keeps_its_comments_and_is_reported() -> None:
@@ -205,5 +205,5 @@ def test_post_makes_no_review_when_nothing_is_new() -> None:
 def test_summary_counts_rejected_items(tmp_path) -> None:  # type: ignore[no-untyped-def]
     plan = plan_review([analysed([finding(11), finding(12, code="PG105")])], [], HEAD, no_suggestion)
     text = summary.render(plan, Outcome(posted=plan.new[:1], rejected=plan.new[1:]))
-    assert "(1 commented now, 0 commented before, 1 listed below)" in text
+    assert "(1 commented inline, 1 listed below)" in text
     assert "| 1 | 0 |" in text

@@ -75,6 +75,7 @@ class ReviewPlan:
     analysed: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
+    resolved_before: int = 0  # comments an earlier run already marked resolved
 
     @property
     def comments(self) -> list[dict[str, Any]]:
@@ -165,6 +166,8 @@ def plan_review(files: Sequence[AnalyzedFile], existing: Sequence[Comment], head
         parsed = parse_marker(c.body)
         if parsed is not None and parsed[1] is None:
             live.setdefault(parsed[0], []).append(c)
+        elif parsed is not None and parsed[1] == "resolved":
+            plan.resolved_before += 1
     current: set[tuple[str, str, str]] = set()
     analysed_paths: set[str] = set()
     for af in files:

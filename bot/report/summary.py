@@ -38,7 +38,7 @@ def render(plan: ReviewPlan, outcome: Outcome | None = None) -> str:
     else:
         parts.append(
             f"**{len(new_items)}** finding(s) on lines this pull request adds "
-            f"({len(inline_now)} commented now, {len(plan.already)} commented before, {len(not_inline)} listed below);"
+            f"({len(inline_now) + len(plan.already)} commented inline, {len(not_inline)} listed below);"
             f" **{len(plan.pre_existing)}** pre-existing in the files it touches (not commented)."
         )
         rows = ["| rule | | new | pre-existing |", "|---|---|---:|---:|"]
@@ -62,9 +62,9 @@ def render(plan: ReviewPlan, outcome: Outcome | None = None) -> str:
                 lines.append(f"  <details><summary>suggested lines {s.start_line}-{s.end_line}</summary>\n\n"
                              f"  ```python\n{_indent(s.text)}\n  ```\n  </details>")
         parts.append("\n".join(lines))
-    resolved, superseded = plan.count("resolved"), plan.count("superseded")
-    if resolved or superseded:
-        parts.append(f"Since the last run: {resolved} comment(s) marked resolved, {superseded} superseded.")
+    resolved = plan.resolved_before + plan.count("resolved")  # a total, so a rerun leaves the text unchanged
+    if resolved:
+        parts.append(f"{resolved} earlier comment(s) marked resolved: later commits fixed their findings.")
     if plan.errors:
         parts.append("### Files that could not be analysed\n" +
                      "\n".join(f"- `{e.path}`: {_cell(e.message)}" for e in plan.errors))

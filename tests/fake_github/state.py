@@ -236,12 +236,22 @@ class FakeGitHub:
         return files
 
     def _outdate(self, pr: FakeIssue) -> None:
+        """Like GitHub: a comment follows its line when code above it moves (same text, still in the diff);
+        otherwise it becomes outdated (``line`` None)."""
         for c in pr.review_comments:
             if c.get("line") is None:
                 continue
             f = next((f for f in pr.files if f.filename == c["path"]), None)
             hunks = right_side_hunks(f.patch if f else None)
-            if not any(hunk.get(c["line"]) == c.get("line_text") for hunk in hunks):
+            span = c["line"] - (c.get("start_line") or c["line"])
+            candidates = sorted((abs(ln - c["line"]), ln) for h in hunks for ln, text in h.items()
+                                if text == c.get("line_text") and (span == 0 or ln - span in h))
+            if candidates:
+                moved = candidates[0][1]
+                if c.get("start_line") is not None:
+                    c["start_line"] = moved - span
+                c["line"] = moved
+            else:
                 c["line"] = None
                 c["start_line"] = None
             c["commit_id"] = pr.head_sha

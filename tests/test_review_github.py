@@ -1,0 +1,203 @@
+"""`pg-bot review --repo --pr` end to end against the fake GitHub, with the real analyzer and fixer: one review,
+one sticky summary, no duplicates on reruns, resolution after a fixing push, and each injected fault."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from fake_github import FakeGitHub
+
+from bot.cli import main
+from bot.report.github_review import SUMMARY_MARKER, parse_marker
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "pr"
+REPO = "deepspeedai/DeepSpeed"
+
+
+def read_tree(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): p.read_text() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def trees(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], dict[str, str]]:
+    """The example PR's base tree and its head, made with `git apply` (independent of bot.diff)."""
+    work = tmp_path_factory.mktemp("example") / "tree"
+    shutil.copytree(EXAMPLE / "base", work)
+    subprocess.run(["git", "apply", str(EXAMPLE / "change.patch")], cwd=work, check=True)
+    return read_tree(EXAMPLE / "base"), read_tree(work)
+
+
+@pytest.fixture
+def fake(fake_github: FakeGitHub, trees: tuple[dict[str, str], dict[str, str]],
+         monkeypatch: pytest.MonkeyPatch) -> FakeGitHub:
+    base, head = trees
+    fake_github.token = "t0ken"
+    monkeypatch.setenv("GITHUB_TOKEN", "t0ken")
+    fake_github.add_repo(REPO, default_branch="master")
+    fake_github.add_pull(REPO, number=42, base=base, head=head, head_repo="someone/DeepSpeed", base_ref="master")
+    return fake_github
+
+
+def review(fake: FakeGitHub, *extra: str) -> int:
+    return main(["review", "--repo", REPO, "--pr", "42", "--api-url", fake.url, "--backoff", "0.01", *extra])
+
+
+def summaries(fake: FakeGitHub) -> list[dict]:
+    return [c for c in fake.pull(REPO, 42).comments if SUMMARY_MARKER in c["body"]]
+
+
+def keys(fake: FakeGitHub) -> list[tuple[str, str, str]]:
+    out = []
+    for c in fake.pull(REPO, 42).review_comments:
+        parsed = parse_marker(c["body"])
+        assert parsed is not None
+        out.append(parsed[0])
+    return out
+
+
+def test_three_runs_post_one_review_one_summary_and_no_duplicates(fake: FakeGitHub) -> None:
+    for _ in range(3):
+        assert review(fake) == 1  # new findings on added lines
+    pr = fake.pull(REPO, 42)
+    assert len(pr.reviews) == 1 and pr.reviews[0]["commit_id"] == pr.head_sha
+    assert len(pr.review_comments) == 5 and len(set(keys(fake))) == 5
+    assert len(summaries(fake)) == 1 and len(pr.comments) == 1
+    assert len(fake.requests("POST", r"/reviews$")) == 1
+    assert len(fake.requests("POST", r"/issues/42/comments$")) == 1
+    assert fake.requests("PATCH") == []  # nothing changed, so nothing was edited
+    lines = {(c["path"], c["start_line"], c["line"]) for c in pr.review_comments}
+    assert ("deepspeed/moe/expert_reduce.py", 25, 26) in lines  # the two-line guard: one range comment
+    assert all("```suggestion" in c["body"] for c in pr.review_comments)
+    summary = summaries(fake)[0]["body"]
+    assert "**1** pre-existing" in summary and "pg-bot fix --write" in summary and "1 non-Python" in summary
+
+
+def test_a_push_that_fixes_one_finding_resolves_its_comment_and_updates_the_summary(
+        fake: FakeGitHub, trees: tuple[dict[str, str], dict[str, str]]) -> None:
+    _, head = trees
+    assert review(fake) == 1
+    path = "deepspeed/moe/expert_reduce.py"
+    fixed = dict(head)
+    fixed[path] = head[path].replace(
+        "        if self.mp_group is not None and dist.get_world_size(group=self.mp_group) > 1:\n"
+        "            dist.all_reduce(out, group=self.mp_group)",
+        "        if pg_utils.is_parallel(self.mp_group):\n            dist.all_reduce(out, group=self.mp_group)",
+    ).replace("import deepspeed.comm as dist\n", "import deepspeed.comm as dist\nfrom deepspeed.comm import pg_utils\n")
+    assert fixed[path] != head[path]
+    new_sha = fake.push(REPO, 42, fixed)
+    assert review(fake) == 1
+    pr = fake.pull(REPO, 42)
+    states = [parse_marker(c["body"])[1] for c in pr.review_comments]  # type: ignore[index]
+    assert states.count("resolved") == 1 and states.count(None) == 4
+    resolved = next(c for c in pr.review_comments if "resolved -->" in c["body"])
+    assert new_sha[:7] in resolved["body"]
+    assert len(pr.reviews) == 1  # nothing new to say: no second review
+    assert len(summaries(fake)) == 1 and "1 earlier comment(s) marked resolved" in summaries(fake)[0]["body"]
+    # the file now imports pg_utils, so the other comments' notes were updated in place to stop asking for it
+    live = [c for c in pr.review_comments if "resolved -->" not in c["body"] and c["path"] == path]
+    assert live and all("Needs `from deepspeed.comm import pg_utils`" not in c["body"] for c in live)
+    edits = len(fake.requests("PATCH"))
+    assert review(fake) == 1
+    assert len(fake.requests("PATCH")) == edits  # a rerun repeats neither the resolution nor the updates
+
+
+def test_a_push_adding_a_finding_gets_exactly_one_new_comment(
+        fake: FakeGitHub, trees: tuple[dict[str, str], dict[str, str]]) -> None:
+    _, head = trees
+    review(fake)
+    path = "deepspeed/runtime/grad_sync.py"
+    more = dict(head)
+    more[path] = head[path] + "\n\ndef mean(t, mp_group=None):\n    dist.all_reduce(t, group=mp_group)\n    return t\n"
+    fake.push(REPO, 42, more)
+    review(fake)
+    review(fake)
+    pr = fake.pull(REPO, 42)
+    assert len(pr.reviews) == 2 and len(pr.review_comments) == 6 and len(set(keys(fake))) == 6
+    assert len(summaries(fake)) == 1
+
+
+@pytest.mark.parametrize(
+    ("status", "method", "path", "headers"),
+    [
+        (500, "GET", r"/pulls/42/files$", {}),
+        (502, "GET", r"/contents/deepspeed/moe/expert_reduce.py$", {}),
+        (502, "POST", r"/pulls/42/reviews$", {}),
+        (403, "POST", r"/pulls/42/reviews$", {"Retry-After": "1"}),
+        (403, "GET", r"/pulls/42/comments$", {"Retry-After": "1"}),
+    ],
+)
+def test_transient_faults_are_retried_to_the_same_result(fake: FakeGitHub, status: int, method: str, path: str,
+                                                          headers: dict[str, str]) -> None:
+    fake.fail(status, method=method, path=path, times=2, headers=headers)
+    assert review(fake) == 1
+    hits = [r.status for r in fake.requests(method, path)]
+    assert hits[:2] == [status, status] and hits[2] < 300
+    pr = fake.pull(REPO, 42)
+    assert len(pr.reviews) == 1 and len(pr.review_comments) == 5 and len(summaries(fake)) == 1
+
+
+def test_422_on_the_review_falls_back_without_losing_findings(fake: FakeGitHub) -> None:
+    fake.fail(422, method="POST", path=r"/reviews$", times=2, message="Pull request review thread line must be part "
+              "of the diff")
+    assert review(fake) == 1
+    pr = fake.pull(REPO, 42)
+    assert pr.reviews == [] and pr.review_comments == []
+    summary = summaries(fake)[0]["body"]
+    assert summary.count("GitHub rejected an inline comment on this line (HTTP 422)") == 5
+    assert review(fake) == 1  # the fault is gone: now the review goes up, and the summary is edited in place
+    assert len(pr.reviews) == 1 and len(pr.review_comments) == 5 and len(summaries(fake)) == 1
+    assert "HTTP 422" not in summaries(fake)[0]["body"]
+
+
+def test_one_422_retries_with_single_line_comments(fake: FakeGitHub) -> None:
+    fake.fail(422, method="POST", path=r"/reviews$", times=1)
+    review(fake)
+    pr = fake.pull(REPO, 42)
+    assert len(pr.reviews) == 1 and len(pr.review_comments) == 5
+    assert all(c["start_line"] is None for c in pr.review_comments)
+
+
+def test_auth_and_missing_pr_fail_clearly(fake: FakeGitHub, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", "wrong")
+    assert review(fake) == 3
+    assert "GITHUB_TOKEN" in capsys.readouterr().err
+    monkeypatch.setenv("GITHUB_TOKEN", "t0ken")
+    assert main(["review", "--repo", REPO, "--pr", "404", "--api-url", fake.url]) == 3
+    assert "not found" in capsys.readouterr().err
+    fake.fail(403, method="POST", path=r"/reviews$", message="Resource not accessible by integration")
+    assert review(fake) == 3
+    assert "permission" in capsys.readouterr().err
+    assert fake.pull(REPO, 42).reviews == []
+
+
+def test_requests_do_not_grow_with_the_number_of_findings(fake_github: FakeGitHub) -> None:
+    def requests_for(n_findings: int, number: int) -> int:
+        body = "import deepspeed.comm as dist\n\n\n" + "".join(
+            f"def f{i}(t, g=None):\n    dist.all_reduce(t, group=g)\n\n\n" for i in range(n_findings))
+        fake_github.add_pull("o/r", number=number, base={}, head={"m.py": body})
+        before = len(fake_github.log)
+        main(["review", "--repo", "o/r", "--pr", str(number), "--api-url", fake_github.url])
+        assert len(fake_github.pull("o/r", number).review_comments) == n_findings
+        return len(fake_github.log) - before
+
+    assert requests_for(1, 1) == requests_for(40, 2)
+
+
+def test_large_binary_and_removed_files(fake_github: FakeGitHub) -> None:
+    guard = "import deepspeed.comm as dist\n\n\ndef f(t, g=None):\n    dist.all_reduce(t, group=g)\n"
+    big = guard + "".join(f"x{i} = {i}\n" for i in range(400))
+    fake_github.patch_limit = 500  # the API leaves the big file's patch out
+    fake_github.content_limit = 1000  # and the contents API cannot inline it: the blob API must be used
+    fake_github.add_pull("o/r", number=3, base={"old.py": guard, "big.py": "x = 0\n"},
+                         head={"big.py": big, "logo.png": b"\x89PNG\x00", "notes.md": "hi\n", "blob.py": b"\x00\x01"})
+    assert main(["review", "--repo", "o/r", "--pr", "3", "--api-url", fake_github.url]) == 1
+    pr = fake_github.pull("o/r", 3)
+    assert pr.reviews == [] and pr.review_comments == []
+    (summary,) = pr.comments
+    assert "`big.py:5`" in summary["body"] and "too large" in summary["body"]
+    assert "Skipped: 1 binary file(s), 2 non-Python file(s), 1 removed file(s)." in summary["body"]
+    assert fake_github.requests("GET", r"/git/blobs/")

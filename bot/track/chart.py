@@ -1,4 +1,4 @@
-"""The burndown chart: remaining sites per area over the first-parent history (PNG and SVG).
+"""The burndown chart: remaining sites per area, stacked, over the first-parent history (PNG and SVG).
 
 Uses matplotlib's object API on the Agg canvas (never pyplot), so no display or global state is involved.
 """
@@ -30,7 +30,8 @@ def _date(ts: int) -> str:
 
 
 def burndown_figure(points: Sequence[Point], titles: Mapping[str, str]) -> Figure:
-    """Remaining sites per area against commit position (dates as tick labels: commit dates need not grow)."""
+    """Remaining sites per area (stacked) against commit position; dates are tick labels, since commit dates
+    along the first-parent line need not grow."""
     if not points:
         raise ValueError("no commits to draw")
     names = list(titles) or list(points[0].areas)
@@ -39,12 +40,14 @@ def burndown_figure(points: Sequence[Point], titles: Mapping[str, str]) -> Figur
     fig = Figure(figsize=(11, 5), dpi=100, layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    for name in names:
-        ys = [p.areas.get(name, {}).get("remaining", 0) for p in points]
-        if any(ys):
-            ax.plot(xs, ys, drawstyle="steps-post", linewidth=2, color=colors[name], label=titles.get(name, name))
-    ax.plot(xs, [p.remaining for p in points], drawstyle="steps-post", linewidth=1.5, linestyle="--",
-            color=TOTAL_COLOR, label="Total")
+    drawn = [(name, [p.areas.get(name, {}).get("remaining", 0) for p in points]) for name in names]
+    drawn = [(name, ys) for name, ys in drawn if any(ys)]  # an area with nothing left ever gets no band
+    if drawn:
+        # stacked bands: equal counts in two areas would hide one line behind the other
+        ax.stackplot(xs, *(ys for _, ys in drawn), step="post", colors=[colors[n] for n, _ in drawn],
+                     labels=[titles.get(n, n) for n, _ in drawn], edgecolor="white", linewidth=0.5)
+    ax.plot(xs, [p.remaining for p in points], drawstyle="steps-post", linewidth=1.5, color=TOTAL_COLOR,
+            label="Total")
     ticks = sorted({round(i * (len(points) - 1) / 7) for i in range(8)}) if len(points) > 1 else [0]
     ax.set_xticks(ticks, [f"{_date(points[i].time)}\n{points[i].sha[:7]}" for i in ticks], fontsize=8)
     ax.set_xlim(0, max(1, len(points) - 1))
@@ -53,7 +56,9 @@ def burndown_figure(points: Sequence[Point], titles: Mapping[str, str]) -> Figur
     ax.set_xlabel(f"first-parent commits ({len(points)})")
     ax.set_title("pg-bot burndown: hand-rolled process-group guards left, per area")
     ax.grid(True, alpha=0.3)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)  # never over the lines
+    handles, labels = ax.get_legend_handles_labels()
+    # top band first, as stacked; outside the axes so it never covers data
+    ax.legend(handles[::-1], labels[::-1], loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     return fig
 
 

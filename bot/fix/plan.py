@@ -359,6 +359,11 @@ def _discarded_contiguous(finding: Finding, ctx: Context) -> Plan:
     if not isinstance(tensor, str):
         raise Refused("PG108 finding lacks data['tensor']")
     statement = _span(finding, "statement")
+    if finding.data.get("result_used"):
+        raise Refused(
+            "the collective's result is used (assigned or returned, e.g. an async handle): the copy-back must "
+            "follow `wait()`; fix by hand"
+        )
     try:
         parsed = ast.parse(tensor, mode="eval").body
     except SyntaxError as exc:

@@ -28,9 +28,11 @@ def _plan(source: str, finding: Finding, config: Config) -> Plan:
 
 def explain(source: str, finding: Finding, config: Config) -> str:
     try:
-        return _plan(source, finding, config).note
+        p = _plan(source, finding, config)
     except Refused as exc:
         return f"no automatic fix: {exc}"
+    failed = apply(source, [(0, p)], split_lines(source), None).failed
+    return f"no automatic fix: {failed[0]}" if failed else p.note
 
 
 def _imports_predicate(source: str, config: Config) -> bool:

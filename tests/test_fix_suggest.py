@@ -1,0 +1,113 @@
+"""suggestion_for: the exact line range and text of a GitHub ```suggestion block, per finding."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from bot import config as config_module
+from bot.analyze import analyze_source
+from bot.fix import explain, fix_source, suggestion_for
+from bot.fix.text import split_lines
+from bot.model import Finding
+
+CONFIG = config_module.load()
+FIX = Path(__file__).parent / "fixtures" / "fix"
+
+
+def fixture(name: str) -> tuple[str, list[Finding]]:
+    source = (FIX / name).read_text()
+    return source, analyze_source(name, source, CONFIG).findings
+
+
+def apply_suggestion(source: str, start: int, end: int, text: str) -> str:
+    lines = split_lines(source)
+    replacement = [line + "\n" for line in text.split("\n")] if text else []
+    return "".join(lines[: start - 1] + replacement + lines[end:])
+
+
+def without_import(fixed: str, original: str) -> str:
+    line = "from deepspeed.comm import pg_utils\n"
+    return fixed if line in original else fixed.replace(line, "", 1)
+
+
+def test_multiline_guard_suggestion_covers_exactly_its_lines_with_indentation() -> None:
+    source, found = fixture("chain_multiline.py")
+    first = next(f for f in found if f.line == 11)
+    s = suggestion_for(source, first, CONFIG)
+    assert s is not None and (s.start_line, s.end_line) == (11, 12)
+    assert s.text == "                and pg_utils.is_parallel(self.mp_group)"
+    assert s.safe and "equivalent" in s.note and "from deepspeed.comm import pg_utils" in s.note
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in FIX.glob("*.py")))
+def test_applying_a_suggestion_equals_the_single_fix_without_the_import(name: str) -> None:
+    source, found = fixture(name)
+    for finding in found:
+        s = suggestion_for(source, finding, CONFIG)
+        if s is None:
+            assert "no automatic fix" in explain(source, finding, CONFIG)
+            continue
+        suggested = apply_suggestion(source, s.start_line, s.end_line, s.text)
+        ast.parse(suggested)
+        assert (s.start_line <= finding.span.end_line and s.end_line >= finding.span.line) or finding.code == "PG107"
+        single = fix_source(source, [finding], CONFIG, unsafe=True)
+        if finding.code in ("PG106", "PG107"):
+            continue  # their full fix spans several places; the block is one self-contained part of it
+        assert suggested == without_import(single.source, source), finding
+
+
+def test_unsafe_suggestion_is_marked_and_explains_the_states() -> None:
+    source, found = fixture("partial.py")
+    s = suggestion_for(source, found[0], CONFIG)
+    assert s is not None and not s.safe
+    assert "single-rank group (size 1)" in s.note and "non-member" in s.note
+
+
+def test_wrap_suggestion_replaces_one_line_with_the_guarded_block() -> None:
+    source, found = fixture("unguarded.py")
+    s = suggestion_for(source, found[0], CONFIG)
+    assert s is not None and (s.start_line, s.end_line) == (6, 6)
+    assert s.text == "    if pg_utils.is_parallel(group):\n        dist.all_reduce(t, group=group)  # in place"
+
+
+def test_no_suggestion_where_the_fix_is_refused_and_explain_says_why() -> None:
+    source, found = fixture("unguarded.py")
+    used = next(f for f in found if f.data.get("result_used"))
+    assert suggestion_for(source, used, CONFIG) is None
+    assert "is used" in explain(source, used, CONFIG)
+
+
+def test_cached_size_suggestion_merges_near_edits_and_names_far_ones() -> None:
+    source, found = fixture("cached.py")
+    near, far = found
+    s = suggestion_for(source, near, CONFIG)  # the construction line is two lines above the test: one block
+    assert s is not None and (s.start_line, s.end_line) == (8, 10)
+    assert s.text.split("\n") == [
+        "        self.is_mp_parallel = pg_utils.is_parallel(self.mp_group)",
+        "",
+        "    def forward(self, x):",
+        "        if self.is_mp_parallel:",
+    ]
+    s = suggestion_for(source, far, CONFIG)
+    assert s is not None and (s.start_line, s.end_line) == (15, 15)
+    assert s.text == "        if not self.is_mp_parallel:"
+    assert "add after line 7: `self.is_mp_parallel = pg_utils.is_parallel(self.mp_group)`" in s.note
+
+
+def test_copy_suggestion_makes_the_copy_delegate() -> None:
+    source, found = fixture("copies.py")
+    copy = next(f for f in found if f.code == "PG107")
+    s = suggestion_for(source, copy, CONFIG)
+    assert s is not None and (s.start_line, s.end_line) == (5, 5)
+    assert s.text == "    return pg_utils.is_parallel(group)" and "line" in s.note
+
+
+def test_crlf_source_gives_plain_newline_text() -> None:
+    source, found = fixture("unguarded.py")
+    crlf = source.replace("\n", "\r\n")
+    f = analyze_source("unguarded.py", crlf, CONFIG).findings[0]
+    s = suggestion_for(crlf, f, CONFIG)
+    assert s is not None and "\r" not in s.text and s.text == suggestion_for(source, found[0], CONFIG).text

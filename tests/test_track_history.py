@@ -265,3 +265,32 @@ def test_last_n_longer_than_the_line_starts_at_the_root(story, tmp_path: Path) -
     assert rc == 0
     data = json.loads((tmp_path / "history.json").read_text(encoding="utf-8"))
     assert [c["sha"] for c in data["commits"]] == line
+
+
+def test_parallel_analysis_gives_the_same_summaries(config, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = Repo(tmp_path / "wide")
+    files = {f"deepspeed/moe/m{i:02d}.py": module(i % 3, i % 2, prefix=f"m{i}") for i in range(60)}
+    sha = repo.commit("sixty files", files)
+    serial = TreeReader(config, AnalysisCache(None, config), workers=1)
+    parallel = TreeReader(config, AnalysisCache(None, config), workers=2)
+    a, b = status_at_ref(repo.path, sha, serial), status_at_ref(repo.path, sha, parallel)
+    assert serial.analyzed == parallel.analyzed == 60
+    assert a.counts() == b.counts() and a.sites == b.sites
+    assert a.areas["moe"].remaining == sum(i % 3 for i in range(60))
+    assert a.areas["moe"].migrated == sum(i % 2 for i in range(60))
+
+
+def test_an_analyzer_failure_on_one_file_is_reported_not_fatal(config, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from bot.analyze import analyze_source
+
+    def fragile(path: str, source: bytes, cfg: config_module.Config):  # type: ignore[no-untyped-def]
+        if path.endswith("boom.py"):
+            raise RecursionError("maximum recursion depth exceeded")  # as a pathological file could cause
+        return analyze_source(path, source, cfg)
+
+    repo = Repo(tmp_path / "boom")
+    sha = repo.commit("two files", {"deepspeed/moe/boom.py": module(1, 0), "deepspeed/moe/ok.py": module(2, 1)})
+    status = status_at_ref(repo.path, sha, TreeReader(config, AnalysisCache(None, config), analyzer=fragile))
+    assert status.errors == ["deepspeed/moe/boom.py"]
+    assert status.sites["deepspeed/moe/boom.py"].error == "analyzer failed: RecursionError: maximum recursion depth exceeded"
+    assert (status.areas["moe"].remaining, status.areas["moe"].migrated) == (2, 1)

@@ -383,3 +383,20 @@ def test_span_that_is_not_a_node_is_refused() -> None:
     f = Finding("PG104", "", "m.py", with_parens, group="g", kind="positive")
     result = fix_source(src, [f], CONFIG, unsafe=True)
     assert result.source == src and "does not match any node" in result.refused[0][1]
+
+
+def test_get_world_size_import_dropped_only_when_the_rewrite_left_it_unused() -> None:
+    src = "from deepspeed.comm import get_world_size, all_reduce\n\n\ndef f(t, g=None):\n    if g is not None and get_world_size(g) > 1:\n        all_reduce(t, group=g)\n"
+    f = guard(src, "g is not None", "get_world_size(g) > 1")
+    assert fix_source(src, [f], CONFIG).source.startswith("from deepspeed.comm import pg_utils, all_reduce\n")
+    still_used = src + "\n\nWS = get_world_size()\n"
+    new = fix_source(still_used, [guard(still_used, "g is not None", "get_world_size(g) > 1")], CONFIG).source
+    assert "get_world_size, " in new.splitlines()[0] and "pg_utils" in new.splitlines()[0]
+
+
+def test_importing_the_fixer_does_not_import_libcst() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, bot.fix, bot.commands.check; assert 'libcst' not in sys.modules, 'libcst imported eagerly'"
+    subprocess.run([sys.executable, "-c", code], check=True)

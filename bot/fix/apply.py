@@ -27,6 +27,17 @@ def plan_all(source: str, findings: list[Finding], config: Config) -> tuple[list
     return plans, refused
 
 
+def _size_imports(source: str, config: Config) -> list[tuple[str, str]]:
+    """`from <comm module> import get_world_size` at top level: dropped if the rewrites leave it unused."""
+    return [
+        (node.module, alias.name)
+        for node in ast.parse(source).body
+        if isinstance(node, ast.ImportFrom) and node.module in config.comm_modules
+        for alias in node.names
+        if alias.name == "get_world_size" and alias.asname is None
+    ]
+
+
 def fix_source(source: str, findings: list[Finding], config: Config, *, unsafe: bool = False) -> FixResult:
     if isinstance(source, bytes):
         source = source.decode("utf-8")
@@ -39,9 +50,14 @@ def fix_source(source: str, findings: list[Finding], config: Config, *, unsafe: 
             refused.append((p.finding, f"{p.note}; applied only with --unsafe-fixes"))
     lines = split_lines(source)
     predicate = (config.predicate_module, config.predicate_name)
+    unused = _size_imports(source, config) if chosen else []
     while chosen:
         needs = predicate if any(p.needs_import for p in chosen) else None
-        outcome = apply(source, list(enumerate(chosen)), lines, needs)
+        try:
+            outcome = apply(source, list(enumerate(chosen)), lines, needs, unused)
+        except Exception as exc:  # a bug in a rewrite must cost this file's fixes, not the whole run
+            reason = f"internal error while rewriting: {type(exc).__name__}: {exc}; nothing applied"
+            return FixResult(source, [], refused + [(p.finding, reason) for p in chosen])
         if not outcome.failed:
             break
         # Drop the plans that could not be carried out and redo the rest from the original source.

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from bot.fix.plan import (
@@ -311,10 +311,20 @@ def _operators(node: cst.BooleanOperation, kind: type) -> list[cst.BaseBooleanOp
     return ops[::-1]
 
 
-def apply(source: str, plans: Iterable[tuple[int, Plan]], lines: list[str], predicate: tuple[str, str] | None) -> Outcome:
-    """Run the plans over ``source``; ``predicate`` (module, name) is imported when not None."""
+def apply(
+    source: str,
+    plans: Iterable[tuple[int, Plan]],
+    lines: list[str],
+    predicate: tuple[str, str] | None,
+    unused: Iterable[tuple[str, str]] = (),
+) -> Outcome:
+    """Run the plans over ``source``; import ``predicate`` (module, name) when not None; drop the
+    ``unused`` (module, name) from-imports if the rewrite left them unused."""
     plans = list(plans)
-    module = cst.parse_module(source)
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:  # ast accepted it, LibCST did not: report, do not crash the run
+        return Outcome(source, {i: f"LibCST cannot parse this file: {exc.message}" for i, _ in plans})
     applier = _Apply(plans, lines)
     new = MetadataWrapper(module, unsafe_skip_copy=True).visit(applier)
     failed = dict(applier.failed)
@@ -323,8 +333,13 @@ def apply(source: str, plans: Iterable[tuple[int, Plan]], lines: list[str], pred
             failed[index] = "the finding's span does not match any node in the file"
     if failed:
         return Outcome(source, failed)
+    context = CodemodContext()
     if predicate is not None:
-        context = CodemodContext()
         AddImportsVisitor.add_needed_import(context, predicate[0], predicate[1])
         new = AddImportsVisitor(context).transform_module(new)
+    unused = list(unused)
+    for module_name, name in unused:
+        RemoveImportsVisitor.remove_unused_import(context, module_name, name)
+    if unused:
+        new = RemoveImportsVisitor(context).transform_module(new)
     return Outcome(new.code, {})

@@ -5,9 +5,14 @@
 
 from __future__ import annotations
 
+import json
 from html.parser import HTMLParser
+from pathlib import Path
+
+from test_track_history import Repo, module
 
 from bot import config as config_module
+from bot.cli import main
 from bot.model import FileResult, Finding, Span
 from bot.track.dashboard import render_html, site_url
 from bot.track.status import FileSummary, tally
@@ -120,3 +125,32 @@ def test_done_migration_says_so() -> None:
     page = page_for(summary("deepspeed/moe/layer.py", [], migrated=3))
     assert all(c == "state state-done" for c in page.state_classes)
     assert not [h for h, _ in page.links if "/blob/" in h]
+
+
+def test_dashboard_cli_reuses_a_history_file(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    shas = [repo.commit("a", {"deepspeed/moe/layer.py": module(2, 0)}),
+            repo.commit("b", {"deepspeed/moe/layer.py": module(1, 1)}),
+            repo.commit("c", {"deepspeed/moe/layer.py": module(0, 2)})]
+    common = ["--repo-dir", str(repo.path), "--no-cache"]
+    assert main(["history", "--since", shas[0], "--until", shas[1], "--out", str(tmp_path / "h"), *common]) == 0
+    out = tmp_path / "site"
+    assert main(["dashboard", "--out", str(out), "--repo", "org/ds", "--history", str(tmp_path / "h" / "history.json"),
+                 *common]) == 0
+    # the table is taken at the commit the history ends at (b), not at the branch tip (c)
+    rows = {r[0]: r[1:] for r in Page((out / "index.html").read_text(encoding="utf-8")).rows[1:]}
+    assert rows["MoE"][:4] == ["1 (PG101 1)", "1", "50%", "in progress"]
+    assert [c["sha"] for c in json.loads((out / "history.json").read_text(encoding="utf-8"))["commits"]] == shas[:2]
+    assert {p.name for p in out.iterdir()} == {"index.html", "status.md", "history.json", "history.csv",
+                                               "burndown.png", "burndown.svg"}
+
+
+def test_dashboard_cli_rejects_a_bad_history_file(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    repo = Repo(tmp_path / "repo")
+    repo.commit("a", {"deepspeed/moe/layer.py": module(1, 0)})
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"commits": [{"nope": 1}]}', encoding="utf-8")
+    rc = main(["dashboard", "--out", str(tmp_path / "s"), "--repo", "org/ds", "--history", str(bad),
+               "--repo-dir", str(repo.path), "--no-cache"])
+    assert rc == 2
+    assert "not a pg-bot history file" in capsys.readouterr().err

@@ -90,6 +90,13 @@ def test_update_rewrites_only_between_the_markers(fake: HookedGitHub, repo, caps
     assert "updated" in capsys.readouterr().err
 
 
+def test_links_point_at_the_tracked_repository_when_given(fake: HookedGitHub, repo) -> None:  # type: ignore[no-untyped-def]
+    r, shas = repo
+    assert status(fake, r.path, shas[0], "--repo", "other/code") == 0
+    assert "(https://github.com/other/code/blob/HEAD/deepspeed/moe/layer.py)" in body(fake)
+    assert f"github.com/{REPO}/blob" not in body(fake)
+
+
 def test_unchanged_status_is_not_written(fake: HookedGitHub, repo, capsys) -> None:  # type: ignore[no-untyped-def]
     r, shas = repo
     assert status(fake, r.path, shas[0]) == 0

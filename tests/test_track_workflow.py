@@ -56,7 +56,7 @@ def test_the_commands_it_runs_parse(wf: dict[str, Any]) -> None:
         args = build_parser(only=argv[0]).parse_args(argv)
         verbs.append(args.verb)
         if args.verb == "status":
-            assert args.update_issue == "$ISSUE" and args.ref == "HEAD"
+            assert args.update_issue == "$ISSUE" and args.ref == "HEAD" and args.repo == "$TRACKED_REPO"
         if args.verb == "dashboard":
             assert args.last == 300 and str(args.out) == "site"
     assert verbs == ["status", "dashboard"]

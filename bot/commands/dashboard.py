@@ -13,7 +13,7 @@ from bot.config import ConfigError
 from bot.track import options
 from bot.track.dashboard import render_html
 from bot.track.export import HistoryFileError, read_json
-from bot.track.gitread import GitError, default_branch, rev_parse
+from bot.track.gitread import GitError, rev_parse
 from bot.track.table import render_markdown
 from bot.track.trees import status_at_ref
 
@@ -34,7 +34,10 @@ def run(args: argparse.Namespace) -> int:
         repo = options.parse_repo(args.repo)
         if args.history is not None:
             points, _ = read_json(args.history)
-            tip = rev_parse(args.repo_dir, args.until or default_branch(args.repo_dir))
+            if not points:
+                raise options.UsageError(f"{args.history}: the history has no commits")
+            # the table shows the same commit the chart ends at, unless --until says otherwise
+            tip = rev_parse(args.repo_dir, args.until) if args.until else points[-1].sha
             config = options.load_config(args, Path.cwd())
             reader = options.make_reader(args, config)
             status = status_at_ref(args.repo_dir, tip, reader, args.under)

@@ -27,7 +27,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--update-issue", metavar="OWNER/NAME#N", help="write the table into this tracking issue")
     parser.add_argument("--heading", default=DEFAULT_HEADING, help="heading to put the markers under when absent")
     parser.add_argument("--files", type=int, default=3, help="files named per area (default: 3)")
-    parser.add_argument("--link-base", help="URL prefix for file links (default with --update-issue: "
+    parser.add_argument("--repo", help="OWNER/NAME whose files the table links to (default: the issue's repository)")
+    parser.add_argument("--link-base", help="URL prefix for file links (default with --update-issue or --repo: "
                         "<server>/OWNER/NAME/blob/HEAD, i.e. the default branch)")
     parser.add_argument("--api-url", default=os.environ.get("GITHUB_API_URL", DEFAULT_API_URL))
     parser.add_argument("--server-url", default=os.environ.get("GITHUB_SERVER_URL", "https://github.com"))
@@ -52,13 +53,14 @@ def compute(args: argparse.Namespace) -> Status:
 def run(args: argparse.Namespace) -> int:
     try:
         issue = options.parse_issue(args.update_issue) if args.update_issue else None
+        linked = options.parse_repo(args.repo) if args.repo else (issue.repo if issue else None)
         status = compute(args)
     except (options.UsageError, ConfigError, GitError, OSError) as exc:
         print(f"pg-bot: {exc}", file=sys.stderr)
         return 2
     link_base = args.link_base
-    if link_base is None and issue is not None:
-        link_base = f"{args.server_url.rstrip('/')}/{issue.repo}/blob/HEAD"
+    if link_base is None and linked is not None:
+        link_base = f"{args.server_url.rstrip('/')}/{linked}/blob/HEAD"
     table = render_markdown(status, files_limit=args.files, link_base=link_base)
     if args.format == "json":
         print(json.dumps({"areas": status.counts(), "errors": status.errors}, indent=1))

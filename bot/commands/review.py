@@ -150,13 +150,15 @@ def offline_files(patch_text: str, source: Path, config: Config) -> list[Analyze
         base = source / (change.old_path or change.path)
         here = source / change.path
         try:
-            old = base.read_text(encoding="utf-8") if change.status != "added" and base.is_file() else ""
+            if change.status != "added" and not base.is_file():
+                raise DiffError(f"{change.path}: {base} is not in --source")
+            old = base.read_text(encoding="utf-8") if change.status != "added" else ""
             new = apply(old, change) if change.patched is not None else old
         except DiffError as exc:
             if here.is_file() and _holds_new_side(here.read_text(encoding="utf-8"), change):
                 new = here.read_text(encoding="utf-8")
             else:
-                out.append(AnalyzedFile(change, error=str(exc)))
+                out.append(AnalyzedFile(change, error=str(exc).removeprefix(f"{change.path}:").strip()))
                 continue
         except (OSError, UnicodeDecodeError) as exc:
             out.append(AnalyzedFile(change, error=f"cannot read {base}: {exc}"))

@@ -34,7 +34,11 @@ def render(plan: ReviewPlan, outcome: Outcome | None = None) -> str:
     old_counts = Counter(f.code for f in plan.pre_existing)
     parts = [SUMMARY_MARKER, "## pg-bot: process-group guards"]
     if not new_items and not plan.pre_existing:
-        parts.append("No hand-written process-group guards in the Python files this pull request touches. :tada:")
+        if plan.errors:
+            parts.append(f"No findings in the {len(plan.analysed)} Python file(s) analysed; {len(plan.errors)} "
+                         "could not be analysed (listed below).")
+        else:
+            parts.append("No hand-written process-group guards in the Python files this pull request touches.")
     else:
         parts.append(
             f"**{len(new_items)}** finding(s) on lines this pull request adds "

@@ -1,0 +1,93 @@
+"""`pg-bot review --diff --source --dry-run` on the bundled example PR, with the real analyzer and fixer: the
+README's command works, and what it prints is exactly what an online run posts."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fake_github import FakeGitHub
+
+from bot.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "pr"
+DRY_RUN = ["review", "--diff", "examples/pr/change.patch", "--source", "examples/pr/base", "--dry-run"]
+
+
+def test_readme_dry_run_command_prints_the_review() -> None:
+    proc = subprocess.run([sys.executable, "-m", "bot.cli", *DRY_RUN], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 1, proc.stderr  # findings on added lines
+    out = proc.stdout
+    assert "5 inline comments" in out
+    assert out.count("```suggestion") == 5
+    assert "--- inline comment: deepspeed/moe/expert_reduce.py line 25-26 ---" in out  # the two-line guard
+    for code in ("PG101", "PG103", "PG104", "PG105"):
+        assert f"<!-- pg-bot:finding {code} " in out
+    assert "if pg_utils.is_parallel(self.mp_group):" in out and "if pg_utils.is_parallel(ep_group):" in out
+    assert "<!-- pg-bot:summary -->" in out and "**1** pre-existing" in out and "Skipped: 1 non-Python" in out
+    assert proc.stderr == ""
+    readme = (ROOT / "README.md").read_text()
+    assert "pg-bot " + " ".join(DRY_RUN) in readme
+
+
+def test_dry_run_matches_what_the_online_run_posts(fake_github: FakeGitHub, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*DRY_RUN, "--format", "json"]) == 1
+    planned = json.loads(capsys.readouterr().out)
+    head = tmp_path / "head"
+    shutil.copytree(EXAMPLE / "base", head)
+    subprocess.run(["git", "apply", str(EXAMPLE / "change.patch")], cwd=head, check=True)
+
+    def tree(root: Path) -> dict[str, str]:
+        return {p.relative_to(root).as_posix(): p.read_text() for p in root.rglob("*") if p.is_file()}
+
+    fake_github.add_pull("o/r", number=1, base=tree(EXAMPLE / "base"), head=tree(head))
+    assert main(["review", "--repo", "o/r", "--pr", "1", "--api-url", fake_github.url]) == 1
+    (posted,) = fake_github.requests("POST", r"/reviews$")
+    assert posted.body["comments"] == planned["review"]["comments"]
+    (summary,) = fake_github.pull("o/r", 1).comments
+    sha = fake_github.pull("o/r", 1).head_sha
+    assert summary["body"].replace(sha[:7], "HEAD") == planned["summary"].replace(
+        planned["review"]["commit_id"][:7], "HEAD")
+
+
+def test_dry_run_on_an_already_patched_tree(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    head = tmp_path / "head"
+    shutil.copytree(EXAMPLE / "base", head)
+    subprocess.run(["git", "apply", str(EXAMPLE / "change.patch")], cwd=head, check=True)
+    assert main(["review", "--diff", str(EXAMPLE / "change.patch"), "--source", str(head), "--dry-run"]) == 1
+    assert capsys.readouterr().out.count("```suggestion") == 5
+
+
+def test_dry_run_reports_a_patch_that_does_not_apply(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    other = tmp_path / "other"
+    (other / "deepspeed" / "moe").mkdir(parents=True)
+    (other / "deepspeed" / "moe" / "expert_reduce.py").write_text("something else entirely\n")
+    assert main(["review", "--diff", str(EXAMPLE / "change.patch"), "--source", str(other), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "No findings in the 0 Python file(s) analysed; 2 could not be analysed" in out
+    assert "- `deepspeed/moe/expert_reduce.py`: hunk at line 15 does not apply" in out
+    assert "- `deepspeed/runtime/grad_sync.py`: " in out and "is not in --source" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["review"], "give --repo OWNER/NAME --pr N"),
+        (["review", "--diff", "examples/pr/change.patch", "--source", "examples/pr/base"], "add --dry-run"),
+        (["review", "--diff", "examples/pr/change.patch", "--dry-run"], "needs --source"),
+        (["review", "--diff", "missing.patch", "--source", "examples/pr/base", "--dry-run"], "cannot read"),
+        (["review", "--diff", "README.md", "--source", "examples/pr/base", "--dry-run"], "not a unified diff"),
+    ],
+)
+def test_usage_errors_are_clear(argv: list[str], message: str, capsys: pytest.CaptureFixture[str],
+                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err

@@ -203,7 +203,7 @@ def _full_guard(finding: Finding, ctx: Context) -> Plan:
     old = f"({ctx.text(first)}) {op} ({ctx.text(second)})"
     new = ctx.call(group, negative=op == "or")
     comparison = _compare(ctx, old, new, group)
-    safe, note = _judge(comparison, "a hand-written guard that is not the predicate")
+    safe, note = _judge(comparison, "this hand-written guard disagrees with the predicate")
     whole = chain.line == first.line and chain.col == first.col
     whole = whole and (chain.end_line, chain.end_col) == (second.end_line, second.end_col)
     ops: list[Op] = [ReplaceExpr(chain, new) if whole else RewriteChain(chain, first, second, new)]

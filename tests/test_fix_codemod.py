@@ -248,6 +248,14 @@ def test_cached_size_is_replaced_by_a_flag_cached_once_at_construction() -> None
     assert all("None (dimension absent)" in why for _, why in refused)
 
 
+def test_cached_flag_uses_the_name_the_analyzer_suggested() -> None:
+    f = _cached(CACHED, "self.tp_world_size > 1", "positive")
+    f.data["cache_attribute"] = "self.is_row_parallel"
+    result = fix_source(CACHED, [f], CONFIG, unsafe=True)
+    assert "        self.is_row_parallel = pg_utils.is_parallel(group)\n" in result.source
+    assert "        if self.is_row_parallel:\n" in result.source
+
+
 def test_cached_flag_name_taken_is_refused() -> None:
     src = CACHED.replace("        self.group = group\n", "        self.group = group\n        self.is_tp_parallel = 'other'\n")
     result = fix_source(src, [_cached(src, "self.tp_world_size > 1", "positive")], CONFIG, unsafe=True)
@@ -306,6 +314,13 @@ def test_method_copy_binds_the_receiver() -> None:
     result = fix_source(COPIES, [_copy(COPIES, "_active", calls, "self.mp_group")], CONFIG)
     assert "return pg_utils.is_parallel(self.mp_group), pg_utils.is_parallel(other.mp_group)\n" in result.source
     assert "def _active" not in result.source
+
+
+def test_decorated_copy_is_kept() -> None:
+    src = "@register\ndef _tp(g):\n    return g is not None and dist.get_world_size(g) > 1\n\n\ny = _tp(None)\n"
+    result = fix_source(src, [_copy(src, "_tp", [span_of(src, "_tp(None)")], "g")], CONFIG)
+    assert "def _tp(g):\n    return pg_utils.is_parallel(g)\n" in result.source
+    assert "y = pg_utils.is_parallel(None)" in result.source and "decorated" in result.note(result.applied[0])
 
 
 def test_copy_that_is_not_a_single_return_is_refused() -> None:

@@ -83,18 +83,19 @@ def test_no_suggestion_where_the_fix_is_refused_and_explain_says_why() -> None:
 def test_cached_size_suggestion_merges_near_edits_and_names_far_ones() -> None:
     source, found = fixture("cached.py")
     near, far = found
+    flag = near.data.get("cache_attribute", "self.is_mp_parallel")  # the name the analyzer's message gives
     s = suggestion_for(source, near, CONFIG)  # the construction line is two lines above the test: one block
     assert s is not None and (s.start_line, s.end_line) == (8, 10)
     assert s.text.split("\n") == [
-        "        self.is_mp_parallel = pg_utils.is_parallel(self.mp_group)",
+        f"        {flag} = pg_utils.is_parallel(self.mp_group)",
         "",
         "    def forward(self, x):",
-        "        if self.is_mp_parallel:",
+        f"        if {flag}:",
     ]
     s = suggestion_for(source, far, CONFIG)
     assert s is not None and (s.start_line, s.end_line) == (15, 15)
-    assert s.text == "        if not self.is_mp_parallel:"
-    assert "add after line 7: `self.is_mp_parallel = pg_utils.is_parallel(self.mp_group)`" in s.note
+    assert s.text == f"        if not {flag}:"
+    assert f"add after line 7: `{flag} = pg_utils.is_parallel(self.mp_group)`" in s.note
 
 
 def test_copy_suggestion_makes_the_copy_delegate() -> None:

@@ -68,9 +68,10 @@ class _Apply(cst.CSTTransformer):
             for op in plan.ops:
                 self.pending[index] += 1
                 if isinstance(op, ReplaceExpr | ReplaceCall):
-                    if op.span in self.exprs:
+                    if op.span in self.exprs and self.exprs[op.span][0] != index:
                         self.failed[index] = "another fix already rewrites this expression"
-                    self.exprs[op.span] = (index, op)
+                    else:
+                        self.exprs[op.span] = (index, op)
                 elif isinstance(op, RewriteChain):
                     self.chains[op.chain] = (index, op)
                 elif isinstance(op, RemoveDef | ReplaceReturn):

@@ -281,7 +281,11 @@ def _cached_size(finding: Finding, ctx: Context) -> Plan:
         raise Refused(f"`{ast.unparse(value)}` measures the world, not an optional group")
     group = ast.unparse(group_node)
     base = attribute.rsplit(".", 1)[0]
-    cached = f"{base}.is_{_dimension(group, attribute)}_parallel"
+    suggested = finding.data.get("cache_attribute")  # the analyzer's message names it: use the same name
+    if isinstance(suggested, str) and re.fullmatch(rf"{re.escape(base)}\.[A-Za-z_]\w*", suggested):
+        cached = suggested
+    else:
+        cached = f"{base}.is_{_dimension(group, attribute)}_parallel"
     code = f"{cached} = {ctx.call(group)}"
     negative = finding.kind == "negative"
     new = f"not {cached}" if negative else cached
@@ -292,7 +296,7 @@ def _cached_size(finding: Finding, ctx: Context) -> Plan:
     safe, note = _judge(comparison, "a cached world size is 8 (the world) for a None group")
     ops: list[Op] = [ReplaceExpr(finding.span, new)]
     if code not in ctx.source:
-        if re.search(rf"\.is_{_dimension(group, attribute)}_parallel\b", ctx.source):
+        if re.search(rf"\.{re.escape(cached.rsplit('.', 1)[1])}\b", ctx.source):
             raise Refused(f"`{cached}` already exists with another meaning; cache the predicate by hand")
         ops.append(InsertAfter(assignment, code))
     note += f"; caches `{code}` at construction (line {assignment.line}) for the hot path"
@@ -335,11 +339,17 @@ def _predicate_copy(finding: Finding, ctx: Context) -> Plan:
         if (isinstance(n, ast.Name) and n.id == name) or (isinstance(n, ast.Attribute) and n.attr == name)
     )
     siblings = getattr(parent, "body", [])
-    if name.startswith("_") and references <= len(calls) and len(siblings) > 1:
+    plain = all(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in node.decorator_list)
+    if name.startswith("_") and references <= len(calls) and len(siblings) > 1 and plain:
         ops.append(RemoveDef(node.lineno, name))
         note += f"; `{name}` is removed (no other use in this file)"
     else:
-        why = "still used" if references > len(calls) else "public, may be imported elsewhere"
+        why = (
+            "still used" if references > len(calls)
+            else "decorated" if not plain
+            else "the only statement of its block" if len(siblings) <= 1
+            else "public, may be imported elsewhere"
+        )
         ops.append(ReplaceReturn(node.lineno, name, ctx.call(group, negated)))
         note += f"; `{name}` is kept ({why}) and now returns the predicate"
     delegate = ReplaceReturn(node.lineno, name, ctx.call(group, negated))

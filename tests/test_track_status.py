@@ -128,3 +128,8 @@ def test_pipes_in_titles_do_not_break_the_table() -> None:
     md = render_markdown(tally([result("m.py", ["PG101"])], cfg))
     row = next(line for line in md.splitlines() if line.startswith("| a"))
     assert row.startswith("| a \\| b | 1 (PG101 1) |")
+
+
+def test_file_links_survive_odd_characters(config: config_mod.Config) -> None:
+    md = render_markdown(tally([result("deepspeed/moe/a (old).py", ["PG101"])], config), link_base="https://x/blob/HEAD")
+    assert "[`deepspeed/moe/a (old).py`](https://x/blob/HEAD/deepspeed/moe/a%20%28old%29.py) (1)" in md

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 from bot.track.status import AreaStatus, Status
 
 HEADER = ("Area", "Remaining", "Migrated", "%", "State", "Files to look at")
@@ -35,7 +37,8 @@ def files_text(area: AreaStatus, limit: int, link_base: str | None) -> str:
     parts = []
     for path, n in shown:
         name = f"`{path}`"
-        parts.append(f"[{name}]({link_base.rstrip('/')}/{path}) ({n})" if link_base else f"{name} ({n})")
+        url = f"{link_base.rstrip('/')}/{quote(path)}" if link_base else ""  # spaces or parens would end the link
+        parts.append(f"[{name}]({url}) ({n})" if link_base else f"{name} ({n})")
     if more:
         parts.append(f"+{more} more")
     return ", ".join(parts) if parts else "–"
@@ -69,7 +72,11 @@ def render_markdown(status: Status, *, files_limit: int = 3, link_base: str | No
         f"| **Total** | **{total.remaining}** | **{total.migrated}** | **{percent_text(total)}** "
         f"| {total.state} | |"
     )
-    lines = ["\n".join(rows)]
+    lines = [
+        "\n".join(rows),
+        "Remaining: sites still to migrate, by rule (`pg-bot rule CODE` explains one). "
+        "Migrated: calls of `pg_utils.is_parallel`.",
+    ]
     if status.errors:
         shown = ", ".join(f"`{p}`" for p in status.errors[:5])
         more = f" and {len(status.errors) - 5} more" if len(status.errors) > 5 else ""

@@ -56,6 +56,9 @@ def test_applying_a_suggestion_equals_the_single_fix_without_the_import(name: st
         single = fix_source(source, [finding], CONFIG, unsafe=True)
         if finding.code in ("PG106", "PG107"):
             continue  # their full fix spans several places; the block is one self-contained part of it
+        if not single.applied:  # suggestion only: never applied by `fix`, and the note says why
+            assert not s.safe and "never auto-applied" in s.note
+            continue
         assert suggested == without_import(single.source, source), finding
 
 
@@ -112,3 +115,13 @@ def test_crlf_source_gives_plain_newline_text() -> None:
     f = analyze_source("unguarded.py", crlf, CONFIG).findings[0]
     s = suggestion_for(crlf, f, CONFIG)
     assert s is not None and "\r" not in s.text and s.text == suggestion_for(source, found[0], CONFIG).text
+
+
+def test_output_buffer_collective_gets_a_suggestion_only_with_the_reason() -> None:
+    source, found = fixture("unguarded.py")
+    gather = next(f for f in found if f.data.get("collective") == "all_gather")
+    s = suggestion_for(source, gather, CONFIG)
+    assert s is not None and not s.safe and (s.start_line, s.end_line) == (24, 24)
+    assert s.text == "    if pg_utils.is_parallel(group):\n        dist.all_gather(out, t, group=group)"
+    assert "output buffer" in s.note and "fill the" in s.note
+    assert fix_source(source, [gather], CONFIG, unsafe=True).applied == []

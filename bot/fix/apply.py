@@ -44,7 +44,9 @@ def fix_source(source: str, findings: list[Finding], config: Config, *, unsafe: 
     plans, refused = plan_all(source, findings, config)
     chosen: list[Plan] = []
     for p in plans:
-        if p.safe or unsafe:
+        if not p.auto:
+            refused.append((p.finding, p.note))
+        elif p.safe or unsafe:
             chosen.append(p)
         else:
             refused.append((p.finding, f"{p.note}; applied only with --unsafe-fixes"))

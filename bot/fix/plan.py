@@ -110,6 +110,7 @@ class Plan:
     needs_import: bool = True
     suggest_ops: list[Op] | None = None  # a self-contained variant for a one-block suggestion, when ops are not
     suggest_note: str = ""
+    auto: bool = True  # False: offered as a suggestion only, never applied by `fix` (even with --unsafe-fixes)
 
 
 @dataclass
@@ -241,16 +242,19 @@ def _unguarded(finding: Finding, ctx: Context) -> Plan:
             f"the result of `{collective}` is used, so skipping the call would leave it undefined; "
             f"guard the surrounding code with `if {ctx.call(group)}:` by hand"
         )
-    if collective not in ctx.config.inplace_collectives | _SKIPPABLE_EXTRA:
-        raise Refused(
-            f"`{collective}` writes into an output buffer that a single-rank group still fills; skipping it is "
-            f"not behaviour-preserving for a present group. Guard with `if {ctx.call(group)}:` and fill the "
-            "buffer for the non-parallel case by hand"
-        )
     new = ctx.call(group)
     comparison = _compare(ctx, "True", new, group)  # no guard: the collective always runs
     safe, note = _judge(comparison, f"`{collective}` on a None group ran over the WORLD group")
-    return Plan(finding, [WrapStatement(statement, new)], safe, note, comparison)
+    wrap = WrapStatement(statement, new)
+    if collective not in ctx.config.inplace_collectives | _SKIPPABLE_EXTRA:
+        # Suggestion only: the guard is right, but the non-parallel branch must still fill the buffer.
+        why = (
+            f"never auto-applied: `{collective}` writes into an output buffer that a single-rank group still "
+            f"fills, so skipping it is not behaviour-preserving for a present group; after this guard, fill the "
+            f"buffer for the non-parallel case by hand (e.g. copy the input)"
+        )
+        return Plan(finding, [], False, why, comparison, auto=False, suggest_ops=[wrap], suggest_note=f"{why}. {note}")
+    return Plan(finding, [wrap], safe, note, comparison)
 
 
 def _dimension(group: str, attribute: str) -> str:

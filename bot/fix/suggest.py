@@ -31,7 +31,7 @@ def explain(source: str, finding: Finding, config: Config) -> str:
         p = _plan(source, finding, config)
     except Refused as exc:
         return f"no automatic fix: {exc}"
-    failed = apply(source, [(0, p)], split_lines(source), None).failed
+    failed = apply(source, [(0, p)], split_lines(source), None).failed if p.auto else {}
     return f"no automatic fix: {failed[0]}" if failed else p.note
 
 

@@ -207,3 +207,16 @@ def test_summary_counts_rejected_items(tmp_path) -> None:  # type: ignore[no-unt
     text = summary.render(plan, Outcome(posted=plan.new[:1], rejected=plan.new[1:]))
     assert "(1 commented inline, 1 listed below)" in text
     assert "| 1 | 0 |" in text
+
+
+def test_pr_controlled_text_cannot_break_out_of_markdown() -> None:
+    path = "we`ird.py"
+    f = Finding("PG101", 'guard on `g["@team"]`', path, Span(11, 4, 11, 20), group="g", function="f")
+    fence_in_code = '        x = """\n```\n"""'
+    plan = plan_review([analysed([f], change(path=path))], [], HEAD, suggest_lines(11, 11, text=fence_in_code))
+    body = plan.comments[0]["body"]
+    assert "@team" not in body and "@\u200bteam" in body  # no notification from quoted PR code
+    assert "````suggestion\n" + fence_in_code + "\n````" in body  # a longer fence than any inside
+    assert parse_marker(body) == (("PG101", path, plan.new[0].fingerprint), None)
+    broken = AnalyzedFile(change(path=path), error="cannot read")
+    assert "- ``we`ird.py``: cannot read" in summary.render(plan_review([broken], [], HEAD, no_suggestion))

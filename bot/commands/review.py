@@ -55,8 +55,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", action="store_true", help="print the review instead of posting it")
     parser.add_argument("--format", choices=("text", "json"), default="text",
                         help="dry-run output: readable text, or the exact API payloads as JSON")
-    parser.add_argument("--config", type=Path, help="rules.yaml (default: nearest one above --source or the "
-                        "working directory, else the packaged defaults; never read from the PR)")
+    parser.add_argument("--config", type=Path, help="rules.yaml (default: with --diff the nearest one above "
+                        "--source; for a PR the packaged defaults, never one from the PR)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -70,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
     elif not (args.repo and args.pr):
         return fail("give --repo OWNER/NAME --pr N, or --diff FILE.patch --source DIR --dry-run")
     try:
-        config = load_config(args.config, search_from=args.source or Path.cwd())
+        # Online, policy is --config or the packaged defaults: never a rules.yaml that a PR could have put here.
+        config = load_config(args.config, search_from=args.source if args.diff is not None else None)
     except ConfigError as exc:
         return fail(str(exc))
     suggest = _suggester(config)

@@ -111,22 +111,40 @@ def fingerprints(source: str, findings: Sequence[Finding]) -> list[str]:
     return out
 
 
+def code_span(text: str) -> str:
+    """Inline code that no backtick inside ``text`` can close: PR file names are data, never markup."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{'`' * (longest + 1)}{pad}{text}{pad}{'`' * (longest + 1)}"
+
+
+def code_block(text: str, info: str) -> str:
+    """A fenced block that a fence-like line in ``text`` (PR code) cannot end early."""
+    longest = max((len(m) for m in re.findall(r"^\s*(`{3,})", text, re.MULTILINE)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{text}\n{fence}"
+
+
+def no_mentions(text: str) -> str:
+    return text.replace("@", "@\u200b")  # a name quoted from PR code must not notify anyone
+
+
 def rule_link(code: str) -> str:
     return RULE_DOCS_URL.format(anchor=code.lower())
 
 
 def comment_body(item: Item, rule_name: str = "") -> str:
     f, s = item.finding, item.suggestion
-    title = f"**[{f.code}]({rule_link(f.code)})**{' ' + rule_name if rule_name else ''}: {f.message}"
+    title = f"**[{f.code}]({rule_link(f.code)})**{' ' + rule_name if rule_name else ''}: {no_mentions(f.message)}"
     parts = [item.marker, title]
     if s is not None:
         fence = "suggestion" if item.one_click else "python"
         if not item.one_click:
             parts.append(f"Suggested replacement for lines {s.start_line}-{s.end_line} (outside this diff's hunk, "
                          "so not a one-click suggestion):")
-        parts.append(f"```{fence}\n{s.text}\n```")
+        parts.append(code_block(s.text, fence))
         if s.note:
-            parts.append(("" if s.safe else "**Check before applying:** ") + s.note)
+            parts.append(("" if s.safe else "**Check before applying:** ") + no_mentions(s.note))
     else:
         parts.append("No automatic rewrite for this one; see the rule's explanation for the fix.")
     parts.append(f"Why and how: [`pg-bot rule {f.code}`]({rule_link(f.code)})")
@@ -213,7 +231,7 @@ def _retired(body: str, state: str, head_sha: str) -> str:
     parsed = parse_marker(body)
     assert parsed is not None
     code, path, fp = parsed[0]
-    old = _FINDING_MARKER.sub("", body).strip().replace("```suggestion", "```python")
+    old = re.sub(r"^(\s*`{3,})suggestion$", r"\1python", _FINDING_MARKER.sub("", body).strip(), flags=re.MULTILINE)
     headline = (f"Resolved: this {code} finding is gone as of `{head_sha[:7]}`." if state == "resolved"
                 else f"Superseded: this {code} finding moved; see the newer comment (as of `{head_sha[:7]}`).")
     return (f"{marker(code, path, fp, state)}\n**{headline}**\n\n<details><summary>original comment</summary>\n\n"

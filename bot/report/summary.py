@@ -7,17 +7,26 @@ from collections import Counter
 
 from bot import __version__
 from bot.analyze import RULES
-from bot.report.github_review import SUMMARY_MARKER, Item, Outcome, ReviewPlan, rule_link
+from bot.report.github_review import (
+    SUMMARY_MARKER,
+    Item,
+    Outcome,
+    ReviewPlan,
+    code_block,
+    code_span,
+    no_mentions,
+    rule_link,
+)
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return no_mentions(text).replace("|", "\\|").replace("\n", " ")
 
 
 def _where(item: Item) -> str:
     f = item.finding
     lines = f"{f.span.line}" if f.span.end_line == f.span.line else f"{f.span.line}-{f.span.end_line}"
-    return f"`{f.path}:{lines}`"
+    return code_span(f"{f.path}:{lines}")
 
 
 def fix_command(paths: list[str], *, unsafe: bool = False) -> str:
@@ -55,7 +64,7 @@ def render(plan: ReviewPlan, outcome: Outcome | None = None) -> str:
         if any(i.suggestion is not None and not i.suggestion.safe for i in new_items):
             commands.append(f"{fix_command(paths, unsafe=True)}  # also those that change behaviour by design")
         parts.append("Rewrite them to `pg_utils.is_parallel` locally (`pg-bot fix` without `--write` shows the "
-                     "diff first):\n\n```bash\n" + "\n".join(commands) + "\n```")
+                     "diff first):\n\n" + code_block("\n".join(commands), "bash"))
     if not_inline:
         lines = ["### Not commented inline"]
         for item in not_inline:
@@ -63,15 +72,16 @@ def render(plan: ReviewPlan, outcome: Outcome | None = None) -> str:
             lines.append(f"- {_where(item)} **{f.code}** {_cell(f.message)} ({item.reason})")
             if item.suggestion is not None:
                 s = item.suggestion
+                block = _indent(code_block(s.text, "python"))
                 lines.append(f"  <details><summary>suggested lines {s.start_line}-{s.end_line}</summary>\n\n"
-                             f"  ```python\n{_indent(s.text)}\n  ```\n  </details>")
+                             f"{block}\n  </details>")
         parts.append("\n".join(lines))
     resolved = plan.resolved_before + plan.count("resolved")  # a total, so a rerun leaves the text unchanged
     if resolved:
         parts.append(f"{resolved} earlier comment(s) marked resolved: later commits fixed their findings.")
     if plan.errors:
         parts.append("### Files that could not be analysed\n" +
-                     "\n".join(f"- `{e.path}`: {_cell(e.message)}" for e in plan.errors))
+                     "\n".join(f"- {code_span(e.path)}: {_cell(e.message)}" for e in plan.errors))
     if plan.skipped:
         reasons = Counter(reason for _, reason in plan.skipped)
         parts.append("Skipped: " + ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items())) + ".")

@@ -415,3 +415,21 @@ def test_importing_the_fixer_does_not_import_libcst() -> None:
 
     code = "import sys, bot.fix, bot.commands.check; assert 'libcst' not in sys.modules, 'libcst imported eagerly'"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_comments_inside_parentheses_and_on_the_kept_operand_line_survive() -> None:
+    src = (
+        "def f(t, g=None, flag=True):\n"
+        "    if (\n        # why\n        g is not None\n        and dist.get_world_size(g) > 1  # tail\n    ):\n        pass\n"
+        "    if (flag  # the flag\n            and g is not None  # present\n"
+        "            and dist.get_world_size(g) > 1  # parallel\n            and t):\n        pass\n"
+    )
+    whole = guard(src, "g is not None", "dist.get_world_size(g) > 1")
+    chain_text = src[src.index("flag  # the flag") : src.index("and t)") + 5]
+    none, size = span_of(src, "g is not None", 1), span_of(src, "dist.get_world_size(g) > 1", 1)
+    data = {"none_check": none, "size_check": size, "chain": span_of(src, chain_text), "adjacent": True}
+    chain = Finding("PG101", "", "m.py", Span(none.line, none.col, size.end_line, size.end_col), group="g", kind="and", data=data)
+    result = fix_source(src, [whole, chain], CONFIG)
+    assert len(result.applied) == 2, result.refused
+    assert "    if (\n        # why\n        pg_utils.is_parallel(g)  # tail\n    ):\n" in result.source
+    assert "    if (flag  # the flag\n            and pg_utils.is_parallel(g)  # present\n            and t):\n" in result.source

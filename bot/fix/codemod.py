@@ -48,6 +48,10 @@ def _code(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
 
 
+def _has_comment(node: cst.CSTNode) -> bool:
+    return "#" in _code(node)  # whitespace nodes hold no strings, so any `#` is a comment
+
+
 def _ident_char(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
 
@@ -107,7 +111,8 @@ class _Apply(cst.CSTTransformer):
         if not original.lpar:
             return new
         atomic = isinstance(new, cst.Call | cst.Name | cst.Attribute)
-        if atomic and self._parens_droppable(original):
+        commented = any(_has_comment(p) for p in (*updated.lpar, *updated.rpar))  # parentheses keep comments
+        if atomic and not commented and self._parens_droppable(original):
             return new
         return new.with_changes(lpar=updated.lpar, rpar=updated.rpar)
 
@@ -185,7 +190,10 @@ class _Apply(cst.CSTTransformer):
         kept = upd_ops[keep]
         upd_ops[keep] = new.with_changes(lpar=kept.lpar, rpar=kept.rpar) if kept.lpar and not isinstance(new, cst.Call) else new
         del upd_ops[drop]
-        del operators[drop - 1 if drop > 0 else 0]
+        gone = operators.pop(drop - 1)
+        if drop - 1 < len(operators) and _has_comment(gone.whitespace_before):
+            # The dropped operator carried the comment ending the kept operand's line: keep it on that line.
+            operators[drop - 1] = operators[drop - 1].with_changes(whitespace_before=gone.whitespace_before)
         result: cst.BaseExpression = upd_ops[0]
         for operator, right in zip(operators, upd_ops[1:], strict=True):
             result = cst.BooleanOperation(left=result, operator=operator, right=right)

@@ -256,6 +256,15 @@ def test_cached_flag_uses_the_name_the_analyzer_suggested() -> None:
     assert "        if self.is_row_parallel:\n" in result.source
 
 
+def test_conditionally_cached_size_is_refused() -> None:
+    src = CACHED.replace(
+        "        self.tp_world_size = dist.get_world_size(group=group)\n",
+        "        if group is not None:\n            self.tp_world_size = dist.get_world_size(group=group)\n        else:\n            self.tp_world_size = 1\n",
+    )
+    result = fix_source(src, [_cached(src, "self.tp_world_size > 1", "positive")], CONFIG, unsafe=True)
+    assert result.source == src and "conditionally" in result.refused[0][1]
+
+
 def test_cached_flag_name_taken_is_refused() -> None:
     src = CACHED.replace("        self.group = group\n", "        self.group = group\n        self.is_tp_parallel = 'other'\n")
     result = fix_source(src, [_cached(src, "self.tp_world_size > 1", "positive")], CONFIG, unsafe=True)

@@ -280,6 +280,13 @@ def _cached_size(finding: Finding, ctx: Context) -> Plan:
     value = getattr(stmt, "value", None)
     if not (isinstance(value, ast.Call) and isinstance(stmt, ast.Assign | ast.AnnAssign)):
         raise Refused(f"line {assignment.line} does not assign a get_world_size(...) call")
+    node = next(
+        (n for n in ast.walk(ctx.tree) if isinstance(n, ast.Assign | ast.AnnAssign) and n.lineno == assignment.line),
+        None,
+    )
+    if not isinstance(ctx.parents.get(node), ast.FunctionDef | ast.AsyncFunctionDef):
+        # A flag set next to a conditional assignment would be missing on the other paths.
+        raise Refused(f"the cached size is assigned conditionally (line {assignment.line}); cache the predicate by hand")
     group_node = value.args[0] if value.args else next((k.value for k in value.keywords if k.arg == "group"), None)
     if group_node is None:
         raise Refused(f"`{ast.unparse(value)}` measures the world, not an optional group")

@@ -77,7 +77,10 @@ def suggestion_for(source: str, finding: Finding, config: Config) -> Suggestion 
     lines = split_lines(source)
     if p.suggest_ops is not None:  # e.g. a predicate copy: delegate in place rather than edit every call site
         p = replace(p, ops=p.suggest_ops, note=p.suggest_note or p.note)
-    outcome = apply(source, [(0, p)], lines, None)  # the import is outside the block; the note mentions it
+    try:
+        outcome = apply(source, [(0, p)], lines, None)  # the import is outside the block; the note mentions it
+    except Exception:  # a rewrite bug costs this suggestion, not the review
+        return None
     if outcome.failed:
         return None
     new_lines = split_lines(outcome.code)

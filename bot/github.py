@@ -71,6 +71,17 @@ class Comment:
     commit_id: str | None = None
 
 
+class _NoBlindPostRetry(GithubRetry):
+    """GithubRetry that does not re-send a POST after a 5xx: GitHub may have acted on it (a review created
+    behind a gateway timeout), so the caller looks first. Rate-limit 403s are still retried: GitHub did not
+    act on those."""
+
+    def is_retry(self, method: str, status_code: int, has_retry_after: bool = False) -> bool:
+        if method == "POST" and status_code >= 500:
+            return False
+        return bool(super().is_retry(method, status_code, has_retry_after))
+
+
 def default_retry(total: int = 6, backoff_factor: float = 1.0, secondary_rate_wait: float = 60.0) -> Retry:
     """5xx / secondary-rate-limit retry policy (exponential backoff; ``Retry-After`` wins when sent)."""
     return GithubRetry(total=total, backoff_factor=backoff_factor, backoff_max=120,
@@ -97,12 +108,13 @@ class GitHubClient:
         if repo.count("/") != 1 or not all(repo.split("/")):
             raise GitHubError(0, f"--repo must be OWNER/NAME, got {repo!r}")
         self.repo_name = repo
+        policy = default_retry() if retry is None else retry
         if throttle is None:  # a loopback server (tests, a local proxy) needs no spacing out
             throttle = urllib.parse.urlsplit(base_url).hostname not in ("127.0.0.1", "localhost", "::1")
         self._gh = Github(
             auth=Auth.Token(token) if token else None,
             base_url=base_url.rstrip("/"),
-            retry=default_retry() if retry is None else retry,
+            retry=policy,
             per_page=per_page,
             timeout=timeout,
             lazy=True,
@@ -111,6 +123,11 @@ class GitHubClient:
             seconds_between_writes=1.0 if throttle else None,
         )
         self._repo = self._gh.get_repo(repo)
+        once = _NoBlindPostRetry(**_retry_params(policy)) if isinstance(policy, Retry) else policy
+        self._gh_once = Github(auth=Auth.Token(token) if token else None, base_url=base_url.rstrip("/"), retry=once,
+                               per_page=per_page, timeout=timeout, lazy=True,
+                               seconds_between_requests=0.25 if throttle else None,
+                               seconds_between_writes=1.0 if throttle else None)
 
     # ------------------------------------------------------------ plumbing
 
@@ -129,10 +146,10 @@ class GitHubClient:
         with self._call(what):
             return fn()
 
-    def _request(self, verb: str, path: str, what: str, body: Any = None) -> Any:
+    def _request(self, verb: str, path: str, what: str, body: Any = None, *, gh: Github | None = None) -> Any:
         url = f"{self._repo.url}{path}"
         with self._call(what):
-            _, data = self._gh.requester.requestJsonAndCheck(verb, url, input=body)
+            _, data = (gh or self._gh).requester.requestJsonAndCheck(verb, url, input=body)
         return data
 
     # ------------------------------------------------------------ pull requests
@@ -193,9 +210,22 @@ class GitHubClient:
 
     def create_review(self, n: int, commit_id: str, body: str, comments: list[dict[str, Any]],
                       event: str = "COMMENT") -> int:
-        """One review holding all inline comments (one request, however many comments). Returns its id."""
+        """One review holding all inline comments (one request, however many comments). Returns its id.
+
+        After a 5xx the review may exist all the same, so before sending it again the PR's reviews are searched
+        for one with this exact body (make ``body`` unique to the review, as the reviewer does)."""
         payload = {"commit_id": commit_id, "body": body, "event": event, "comments": comments}
-        data = self._request("POST", f"/pulls/{n}/reviews", f"creating a review on pull request #{n}", payload)
+        what = f"creating a review on pull request #{n}"
+        try:
+            data = self._request("POST", f"/pulls/{n}/reviews", what, payload, gh=self._gh_once)
+        except GitHubError as exc:
+            if exc.status < 500:
+                raise
+            landed = self._run(f"listing reviews of pull request #{n}",
+                               lambda: [r.id for r in self._repo.get_pull(n).get_reviews() if r.body == body])
+            if landed:
+                return int(landed[-1])
+            data = self._request("POST", f"/pulls/{n}/reviews", what, payload)
         return int(data["id"])
 
     # ------------------------------------------------------------ issues, comments, labels
@@ -281,6 +311,12 @@ class GitHubClient:
         if target_url:
             body["target_url"] = target_url
         self._request("POST", f"/statuses/{sha}", f"setting status {context!r} on {sha[:12]}", body)
+
+
+def _retry_params(policy: Retry) -> dict[str, Any]:
+    return {"total": policy.total, "backoff_factor": policy.backoff_factor, "backoff_max": policy.backoff_max,
+            "secondary_rate_wait": getattr(policy, "secondary_rate_wait", 60.0),
+            "respect_retry_after_header": policy.respect_retry_after_header}
 
 
 def _message(exc: GithubException) -> str:

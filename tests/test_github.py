@@ -158,6 +158,22 @@ def test_5xx_on_review_create_is_retried_without_duplicating(fake: FakeGitHub) -
     assert len(pr.reviews) == 1 and len(pr.review_comments) == 1
 
 
+def test_review_created_behind_a_5xx_is_found_not_posted_twice(fake: FakeGitHub) -> None:
+    pr = fake.pull("org/repo", 5)
+    fake.fail(502, method="POST", path=r"/reviews$", after=True)  # GitHub acted, then the gateway said 502
+    review_id = client(fake).create_review(5, pr.head_sha, "unique body", [{"path": "pkg/a.py", "line": 3,
+                                                                             "body": "x"}])
+    assert [r["id"] for r in pr.reviews] == [review_id] and len(pr.review_comments) == 1
+    assert len(fake.requests("POST", r"/reviews$")) == 1 and len(fake.requests("GET", r"/reviews$")) == 1
+
+
+def test_review_lost_behind_a_5xx_is_sent_again(fake: FakeGitHub) -> None:
+    pr = fake.pull("org/repo", 5)
+    fake.fail(502, method="POST", path=r"/reviews$")  # not carried out
+    client(fake).create_review(5, pr.head_sha, "unique body", [{"path": "pkg/a.py", "line": 3, "body": "x"}])
+    assert len(pr.reviews) == 1 and [r.status for r in fake.requests("POST")] == [502, 200]
+
+
 def test_persistent_5xx_gives_up_with_clear_error(fake: FakeGitHub) -> None:
     fake.fail(503, path=r"/pulls/5$", times=100)
     with pytest.raises(GitHubError) as err:

@@ -205,3 +205,11 @@ def test_large_binary_and_removed_files(fake_github: FakeGitHub) -> None:
     assert "`big.py:5`" in summary["body"] and "too large" in summary["body"]
     assert "Skipped: 1 binary file(s), 2 non-Python file(s), 1 removed file(s)." in summary["body"]
     assert fake_github.requests("GET", r"/git/blobs/")
+
+
+def test_a_review_github_created_behind_a_502_is_not_duplicated(fake: FakeGitHub) -> None:
+    fake.fail(502, method="POST", path=r"/pulls/42/reviews$", after=True)
+    assert review(fake) == 1
+    assert review(fake) == 1
+    pr = fake.pull(REPO, 42)
+    assert len(pr.reviews) == 1 and len(pr.review_comments) == 5 and len(summaries(fake)) == 1

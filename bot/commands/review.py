@@ -216,7 +216,7 @@ def render_dry_run(plan: ReviewPlan, fmt: str = "text") -> str:
     comments = plan.comments
     summary_text = summary.render(plan, Outcome(posted=list(plan.new)))
     if fmt == "json":
-        review = ({"commit_id": plan.head_sha, "event": "COMMENT", "body": review_body(plan, len(comments)),
+        review = ({"commit_id": plan.head_sha, "event": "COMMENT", "body": review_body(plan, plan.new),
                    "comments": comments} if comments else None)
         return json.dumps({"review": review, "edits": [{"comment_id": i, "body": b, "why": w}
                                                        for i, b, w in plan.edits],
@@ -224,7 +224,7 @@ def render_dry_run(plan: ReviewPlan, fmt: str = "text") -> str:
     out = []
     if comments:
         out.append(f"=== review (event COMMENT, commit {plan.head_sha[:12]}, {len(comments)} inline comments) ===")
-        out.append(review_body(plan, len(comments)))
+        out.append(review_body(plan, plan.new))
         for item, c in zip(plan.new, comments, strict=True):
             where = f"{c['start_line']}-{c['line']}" if "start_line" in c else f"{c['line']}"
             out.append(f"--- inline comment: {item.finding.path} line {where} ---")

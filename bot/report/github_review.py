@@ -258,9 +258,13 @@ class Outcome:
     summary_id: int | None = None
 
 
-def review_body(plan: ReviewPlan, count: int) -> str:
+def review_body(plan: ReviewPlan, items: Sequence[Item]) -> str:
+    """The review's text; its marker names the head and a digest of the comments, so that after a 5xx the
+    client can tell whether this very review was created."""
+    count = len(items)
+    digest = hashlib.sha1("".join(i.marker for i in items).encode()).hexdigest()[:12]
     s = "" if count == 1 else "s"
-    return (f"<!-- pg-bot:review {plan.head_sha} -->\npg-bot found {count} process-group guard finding{s} "
+    return (f"<!-- pg-bot:review {plan.head_sha} {digest} -->\npg-bot found {count} process-group guard finding{s} "
             f"on lines this pull request adds; each comment has a suggestion and a link to the rule. "
             "Counts, the fix command and anything that could not be commented are in the pg-bot summary comment.")
 
@@ -276,7 +280,7 @@ def post(client: ReviewAPI, n: int, plan: ReviewPlan, render_summary: Callable[[
     attempts = ([items] if items else []) + ([singles] if singles != items else [])
     for attempt in attempts:
         try:
-            outcome.review_id = client.create_review(n, plan.head_sha, review_body(plan, len(attempt)),
+            outcome.review_id = client.create_review(n, plan.head_sha, review_body(plan, attempt),
                                                      [comment_payload(i) for i in attempt])
             outcome.posted = attempt
             break

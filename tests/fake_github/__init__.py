@@ -10,6 +10,7 @@ Use the ``fake_github`` fixture (tests/conftest.py) or the context manager::
     fake.add_issue("org/repo", number=7, body="tracking table ...")
     fake.fail(502, path=r"/pulls/\\d+/files$", times=2)                     # next 2 matching requests fail
     fake.fail(403, method="POST", headers={"Retry-After": "1"})         # secondary rate limit
+    fake.fail(502, method="POST", path=r"/reviews$", after=True)         # carried out, then a 502 anyway
     with serve(fake):
         client = GitHubClient(None, "org/repo", base_url=fake.url)    # fake.url = http://127.0.0.1:<port>
         ...

@@ -409,13 +409,16 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 403: "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
                 422: "Unprocessable Entity",
             }.get(fault.status, "Server Error")
-            raise HTTPError(fault.status, message, headers=fault.headers)
+            if not fault.after:
+                raise HTTPError(fault.status, message, headers=fault.headers)
         api = Api(fake)
         for verb, pattern, fn in ROUTES:
             m = pattern.match(path)
             if verb == method and m:
                 with fake.lock:
                     status, data = fn(api, m.groupdict(), query, body)
+                if fault is not None:  # an `after` fault: done, but answered with an error
+                    raise HTTPError(fault.status, message, headers=fault.headers)
                 headers: dict[str, str] = {}
                 if method == "GET" and isinstance(data, list):
                     data, link = _paginate(fake.url, path if not self.path.startswith("/api/v3") else "/api/v3" + path,

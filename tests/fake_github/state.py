@@ -105,7 +105,8 @@ class FakeRepo:
 @dataclass
 class Fault:
     """Answer the next ``times`` requests matching ``method``/``path`` (a regex searched in the path) with
-    ``status``; ``headers`` e.g. {"Retry-After": "1"}."""
+    ``status``; ``headers`` e.g. {"Retry-After": "1"}. With ``after`` the request is carried out first and the
+    error comes back anyway (a gateway timing out on a request GitHub did act on)."""
 
     status: int
     method: str | None = None
@@ -113,6 +114,7 @@ class Fault:
     times: int = 1
     headers: dict[str, str] = field(default_factory=dict)
     message: str | None = None
+    after: bool = False
 
     def matches(self, method: str, path: str) -> bool:
         return (self.method is None or self.method == method) and (self.path is None or re.search(self.path, path) is not None)
@@ -259,9 +261,9 @@ class FakeGitHub:
     # ------------------------------------------------------------ faults and inspection
 
     def fail(self, status: int, *, method: str | None = None, path: str | None = None, times: int = 1,
-             headers: dict[str, str] | None = None, message: str | None = None) -> Fault:
+             headers: dict[str, str] | None = None, message: str | None = None, after: bool = False) -> Fault:
         fault = Fault(status=status, method=method, path=path, times=times, headers=dict(headers or {}),
-                      message=message)
+                      message=message, after=after)
         with self.lock:
             self.faults.append(fault)
         return fault

@@ -215,17 +215,26 @@ class GitHubClient:
         After a 5xx the review may exist all the same, so before sending it again the PR's reviews are searched
         for one with this exact body (make ``body`` unique to the review, as the reviewer does)."""
         payload = {"commit_id": commit_id, "body": body, "event": event, "comments": comments}
-        what = f"creating a review on pull request #{n}"
+
+        def landed() -> int | None:
+            found = self._run(f"listing reviews of pull request #{n}",
+                              lambda: [r.id for r in self._repo.get_pull(n).get_reviews() if r.body == body])
+            return found[-1] if found else None
+
+        return self._create_once(f"/pulls/{n}/reviews", f"creating a review on pull request #{n}", payload, landed)
+
+    def _create_once(self, path: str, what: str, payload: dict[str, Any], landed: Callable[[], int | None]) -> int:
+        """POST that creates something, without ever creating it twice: after a 5xx, ``landed`` looks for it
+        and only when it is not there is the POST sent again (with the usual retries)."""
         try:
-            data = self._request("POST", f"/pulls/{n}/reviews", what, payload, gh=self._gh_once)
+            data = self._request("POST", path, what, payload, gh=self._gh_once)
         except GitHubError as exc:
             if exc.status < 500:
                 raise
-            landed = self._run(f"listing reviews of pull request #{n}",
-                               lambda: [r.id for r in self._repo.get_pull(n).get_reviews() if r.body == body])
-            if landed:
-                return int(landed[-1])
-            data = self._request("POST", f"/pulls/{n}/reviews", what, payload)
+            found = landed()
+            if found is not None:
+                return int(found)
+            data = self._request("POST", path, what, payload)
         return int(data["id"])
 
     # ------------------------------------------------------------ issues, comments, labels
@@ -253,8 +262,10 @@ class GitHubClient:
                 self._request("PATCH", f"/issues/comments/{held[0].id}", f"editing comment {held[0].id} on #{n}",
                               {"body": body})
             return held[0].id
-        data = self._request("POST", f"/issues/{n}/comments", f"commenting on #{n}", {"body": body})
-        return int(data["id"])
+        def landed() -> int | None:
+            return next((c.id for c in self.list_issue_comments(n) if c.body == body), None)
+
+        return self._create_once(f"/issues/{n}/comments", f"commenting on #{n}", {"body": body}, landed)
 
     def issue_body(self, n: int) -> str:
         return self._run(f"reading issue #{n}", lambda: self._repo.get_issue(n).body or "")

@@ -102,6 +102,13 @@ def test_upsert_marked_comment_creates_once_then_edits(fake: FakeGitHub) -> None
     assert len(fake.requests("PATCH", r"/issues/comments/")) == 1  # the unchanged third call edits nothing
 
 
+def test_summary_comment_created_behind_a_5xx_is_not_created_twice(fake: FakeGitHub) -> None:
+    fake.fail(502, method="POST", path=r"/issues/5/comments$", after=True)
+    client(fake).upsert_marked_comment(5, "<!-- m -->", "body")
+    assert len(fake.pull("org/repo", 5).comments) == 1
+    assert len(fake.requests("POST")) == 1
+
+
 def test_issue_body_and_labels(fake: FakeGitHub) -> None:
     fake.add_issue("org/repo", number=7, body="before", labels=["tracking"])
     c = client(fake)

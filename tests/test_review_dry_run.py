@@ -91,3 +91,19 @@ def test_usage_errors_are_clear(argv: list[str], message: str, capsys: pytest.Ca
     monkeypatch.chdir(ROOT)
     assert main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_fixer_crash_costs_the_suggestion_not_the_review(monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    import bot.commands.review as review_cmd
+
+    def broken(*_: object) -> None:
+        raise RuntimeError("fixer bug")
+
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(review_cmd, "suggestion_for", broken)
+    assert main(DRY_RUN) == 1
+    captured = capsys.readouterr()
+    assert "5 inline comments" in captured.out and "```suggestion" not in captured.out
+    assert captured.out.count("No automatic rewrite for this one") == 5
+    assert "fixer bug" in captured.err

@@ -13,7 +13,6 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,13 +21,15 @@ from bot.commands.common import fail
 from bot.config import Config, ConfigError
 from bot.config import load as load_config
 from bot.diff import DiffError, FileChange, apply, from_api_files, from_texts, is_python, parse_patch
-from bot.fix import suggestion_for
+from bot.fix import Suggestion, suggestion_for
 from bot.github import DEFAULT_API_URL, GitHubClient, GitHubError, PullFacts, default_retry
+from bot.model import Finding
 from bot.report import summary
 from bot.report.github_review import (
     AnalyzedFile,
     Outcome,
     ReviewPlan,
+    Suggest,
     comment_payload,
     plan_review,
     post,
@@ -108,15 +109,15 @@ def run(args: argparse.Namespace) -> int:
     return 1 if plan.new or plan.to_summary or plan.already else 0
 
 
-def _suggester(config: Config) -> Callable[[str, object], object]:
-    def suggest(source: str, finding):  # type: ignore[no-untyped-def]
+def _suggester(config: Config) -> Suggest:
+    def suggest(source: str, finding: Finding) -> Suggestion | None:
         try:
             return suggestion_for(source, finding, config)
         except Exception as exc:  # a fixer bug must not sink the whole review: comment without a suggestion
             print(f"pg-bot: no suggestion for {finding.path}:{finding.line} {finding.code}: {exc!r}", file=sys.stderr)
             return None
 
-    return suggest  # type: ignore[return-value]
+    return suggest
 
 
 def _skip_reason(change: FileChange) -> str | None:

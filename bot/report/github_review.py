@@ -28,7 +28,7 @@ _FINDING_MARKER = re.compile(
     r"<!-- pg-bot:finding (?P<code>PG\d+) (?P<path>\S+) (?P<fp>[0-9a-f]{12})(?: (?P<state>resolved|superseded))? -->"
 )
 
-Suggest = Callable[[str, Finding], "Suggestion | None"]
+Suggest = Callable[[str, Finding], Suggestion | None]
 
 
 @dataclass(frozen=True)
@@ -187,7 +187,6 @@ def plan_review(files: Sequence[AnalyzedFile], existing: Sequence[Comment], head
         elif parsed is not None and parsed[1] == "resolved":
             plan.resolved_before += 1
     current: set[tuple[str, str, str]] = set()
-    analysed_paths: set[str] = set()
     for af in files:
         path = af.change.path
         if af.skipped:
@@ -197,7 +196,6 @@ def plan_review(files: Sequence[AnalyzedFile], existing: Sequence[Comment], head
             message = af.error or (af.result.error.message if af.result and af.result.error else "not analysed")
             plan.errors.append(FileError(path, message))
             continue
-        analysed_paths.add(path)
         plan.analysed.append(path)
         findings = af.result.findings
         for f, fp in zip(findings, fingerprints(af.source, findings), strict=True):

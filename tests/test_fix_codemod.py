@@ -442,3 +442,28 @@ def test_comments_inside_parentheses_and_on_the_kept_operand_line_survive() -> N
     assert len(result.applied) == 2, result.refused
     assert "    if (\n        # why\n        pg_utils.is_parallel(g)  # tail\n    ):\n" in result.source
     assert "    if (flag  # the flag\n            and pg_utils.is_parallel(g)  # present\n            and t):\n" in result.source
+
+
+def test_two_guards_in_one_chain_are_both_rewritten_in_one_run() -> None:
+    src = "def f(g, h):\n    if g is not None and dist.get_world_size(g) > 1 and h is not None and dist.get_world_size(h) > 1:\n        pass\n"
+    chain = "g is not None and dist.get_world_size(g) > 1 and h is not None and dist.get_world_size(h) > 1"
+    fs = [
+        guard(src, "g is not None", "dist.get_world_size(g) > 1", chain=chain),
+        guard(src, "h is not None", "dist.get_world_size(h) > 1", chain=chain, group="h"),
+    ]
+    result = fix_source(src, fs, CONFIG)
+    assert len(result.applied) == 2
+    assert "    if pg_utils.is_parallel(g) and pg_utils.is_parallel(h):\n" in result.source
+
+
+def test_or_chain_early_exit_keeps_the_other_operand() -> None:
+    src = "def f(t, g, x):\n    if x or g is None or dist.get_world_size(g) <= 1:\n        return t\n"
+    f = guard(src, "g is None", "dist.get_world_size(g) <= 1", chain="x or g is None or dist.get_world_size(g) <= 1", code="PG102")
+    assert "    if x or not pg_utils.is_parallel(g):\n" in fix_source(src, [f], CONFIG).source
+
+
+def test_keyword_touching_an_operand_keeps_its_parentheses() -> None:
+    src = "def f(g, x):\n    if x and(g is not None) and dist.get_world_size(g) > 1:\n        pass\n"
+    f = guard(src, "g is not None", "dist.get_world_size(g) > 1", chain="x and(g is not None) and dist.get_world_size(g) > 1")
+    result = fix_source(src, [f], CONFIG)
+    assert "    if x and(pg_utils.is_parallel(g)):\n" in result.source

@@ -63,7 +63,7 @@ class _Apply(cst.CSTTransformer):
         super().__init__()
         self.lines = lines
         self.exprs: dict[Span, tuple[int, ReplaceExpr | ReplaceCall]] = {}
-        self.chains: dict[Span, tuple[int, RewriteChain]] = {}
+        self.chains: dict[Span, list[tuple[int, RewriteChain]]] = defaultdict(list)
         self.stmts: dict[Span, list[tuple[int, WrapStatement | NameContiguous | InsertAfter]]] = defaultdict(list)
         self.defs: dict[tuple[int, str], list[tuple[int, RemoveDef | ReplaceReturn]]] = defaultdict(list)
         self.pending: dict[int, int] = defaultdict(int)  # plan index -> operations not yet applied
@@ -77,7 +77,7 @@ class _Apply(cst.CSTTransformer):
                     else:
                         self.exprs[op.span] = (index, op)
                 elif isinstance(op, RewriteChain):
-                    self.chains[op.chain] = (index, op)
+                    self.chains[op.chain].append((index, op))  # several guards may share one chain
                 elif isinstance(op, RemoveDef | ReplaceReturn):
                     self.defs[(op.line, op.name)].append((index, op))
                 elif isinstance(op, InsertAfter) and any(
@@ -122,8 +122,7 @@ class _Apply(cst.CSTTransformer):
         if isinstance(original_node, cst.BaseExpression) and (self.exprs or self.chains):
             span = self._pos(original_node)
             if span in self.chains and isinstance(updated_node, cst.BooleanOperation):
-                index, chain = self.chains[span]
-                return self._guarded(index, lambda: self._rewrite_chain(original_node, updated_node, chain), updated_node)
+                return self._rewrite_chain(original_node, updated_node, self.chains[span])
             if span in self.exprs and isinstance(updated_node, cst.BaseExpression):
                 index, op = self.exprs[span]
                 return self._guarded(index, lambda: self._replace(original_node, updated_node, op), updated_node)
@@ -179,25 +178,53 @@ class _Apply(cst.CSTTransformer):
 
         return ast.unparse(Sub().visit(group))
 
-    def _rewrite_chain(self, original: cst.BooleanOperation, updated: cst.BooleanOperation, op: RewriteChain) -> cst.BaseExpression:
+    def _rewrite_chain(
+        self, original: cst.BooleanOperation, updated: cst.BooleanOperation, entries: list[tuple[int, RewriteChain]]
+    ) -> cst.BaseExpression:
         kind = type(original.operator)
-        orig_ops, upd_ops, operators = _flatten(original, kind), _flatten(updated, kind), _operators(updated, kind)
-        spans = [self._pos(o) for o in orig_ops]
-        if op.keep not in spans or op.drop not in spans:
-            raise OpFailed("guard operands not found in the boolean chain")
-        keep, drop = spans.index(op.keep), spans.index(op.drop)
-        new = cst.parse_expression(op.text)
-        kept = upd_ops[keep]
-        upd_ops[keep] = new.with_changes(lpar=kept.lpar, rpar=kept.rpar) if kept.lpar and not isinstance(new, cst.Call) else new
-        del upd_ops[drop]
-        gone = operators.pop(drop - 1)
-        if drop - 1 < len(operators) and _has_comment(gone.whitespace_before):
-            # The dropped operator carried the comment ending the kept operand's line: keep it on that line.
-            operators[drop - 1] = operators[drop - 1].with_changes(whitespace_before=gone.whitespace_before)
-        result: cst.BaseExpression = upd_ops[0]
-        for operator, right in zip(operators, upd_ops[1:], strict=True):
-            result = cst.BooleanOperation(left=result, operator=operator, right=right)
-        return result.with_changes(lpar=updated.lpar, rpar=updated.rpar) if isinstance(result, cst.BooleanOperation) else self._place(original, updated, result)
+        upd_ops, operators = _flatten(updated, kind), _operators(updated, kind)
+        originals = _flatten(original, kind)
+        spans = [self._pos(o) for o in originals]
+        replace: dict[int, cst.BaseExpression] = {}
+        drops: set[int] = set()
+        applied: list[int] = []
+        for index, op in entries:
+            if index in self.failed:
+                continue
+            if op.keep not in spans or op.drop not in spans:
+                self.failed[index] = "guard operands not found in the boolean chain"
+                continue
+            keep, drop = spans.index(op.keep), spans.index(op.drop)
+            replace[keep] = self._place(originals[keep], upd_ops[keep], cst.parse_expression(op.text))
+            drops.add(drop)
+            applied.append(index)
+        items: list[tuple[cst.BaseBooleanOp | None, cst.BaseExpression]] = [(None, upd_ops[0]), *zip(operators, upd_ops[1:], strict=True)]
+        out: list[tuple[cst.BaseBooleanOp | None, cst.BaseExpression]] = []
+        carry = None
+        for i, (operator, operand) in enumerate(items):
+            if i in drops:
+                if operator is not None and _has_comment(operator.whitespace_before):
+                    carry = operator.whitespace_before  # the comment ending the previous operand's line
+                continue
+            if carry is not None and operator is not None:
+                operator, carry = operator.with_changes(whitespace_before=carry), None
+            out.append((operator, replace.get(i, operand)))
+        result: cst.BaseExpression = out[0][1]
+        try:
+            for operator, right in out[1:]:
+                assert operator is not None
+                result = cst.BooleanOperation(left=result, operator=operator, right=right)
+        except cst.CSTValidationError as exc:  # e.g. `x and(...)`: the keyword would touch the new call
+            for index in applied:
+                self.failed[index] = f"rewrite would not be valid Python here: {exc}"
+            return updated
+        if isinstance(result, cst.BooleanOperation):
+            result = result.with_changes(lpar=updated.lpar, rpar=updated.rpar)
+        else:
+            result = self._place(original, updated, result)
+        for index in applied:
+            self._done(index)
+        return result
 
     # -------------------------------------------------------------- statements
 

@@ -467,3 +467,13 @@ def test_keyword_touching_an_operand_keeps_its_parentheses() -> None:
     f = guard(src, "g is not None", "dist.get_world_size(g) > 1", chain="x and(g is not None) and dist.get_world_size(g) > 1")
     result = fix_source(src, [f], CONFIG)
     assert "    if x and(pg_utils.is_parallel(g)):\n" in result.source
+
+
+def test_size_read_through_a_local_name_is_evaluated_as_that_size() -> None:
+    src = "def f(t, g=None):\n    ws = dist.get_world_size(group=g)\n    if ws > 1:\n        dist.all_reduce(t, group=g)\n"
+    f = finding("PG104", src, "ws > 1", kind="positive", op=">", bound=1, via="ws")
+    result = fix_source(src, [f], CONFIG, unsafe=True)
+    assert "    if pg_utils.is_parallel(g):\n" in result.source
+    assert "None (dimension absent): old True, new False" in result.note(f)
+    no_via = finding("PG104", src, "ws > 1", kind="positive", op=">", bound=1)
+    assert "depends on ws" in fix_source(src, [no_via], CONFIG, unsafe=True).refused[0][1]

@@ -215,7 +215,9 @@ def _test_replacement(finding: Finding, ctx: Context, intended: str) -> Plan:
     group = _group(finding)
     negative = finding.kind == "negative"
     new = ctx.call(group, negative)
-    comparison = _compare(ctx, ctx.text(finding.span), new, group)
+    via = finding.data.get("via")  # the size was read through a local name (`ws = get_world_size(group=g)`)
+    subs = {via: f"get_world_size(group={group})"} if isinstance(via, str) and via.isidentifier() else None
+    comparison = _compare(ctx, ctx.text(finding.span), new, group, subs)
     safe, note = _judge(comparison, intended)
     return Plan(finding, [ReplaceExpr(finding.span, new)], safe, note, comparison)
 

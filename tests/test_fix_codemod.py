@@ -477,3 +477,9 @@ def test_size_read_through_a_local_name_is_evaluated_as_that_size() -> None:
     assert "None (dimension absent): old True, new False" in result.note(f)
     no_via = finding("PG104", src, "ws > 1", kind="positive", op=">", bound=1)
     assert "depends on ws" in fix_source(src, [no_via], CONFIG, unsafe=True).refused[0][1]
+
+
+def test_copy_never_called_in_its_file_is_kept_delegating() -> None:
+    result = fix_source(COPIES, [_copy(COPIES, "_tp_active", [], "group")], CONFIG)
+    assert "def _tp_active(group):\n    '''A copy of the predicate.'''\n    return pg_utils.is_parallel(group)\n" in result.source
+    assert "maybe imported elsewhere" in result.note(result.applied[0])

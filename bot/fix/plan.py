@@ -353,12 +353,14 @@ def _predicate_copy(finding: Finding, ctx: Context) -> Plan:
     )
     siblings = getattr(parent, "body", [])
     plain = all(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in node.decorator_list)
-    if name.startswith("_") and references <= len(calls) and len(siblings) > 1 and plain:
+    # No calls here at all means it is used from elsewhere (or dead): keep it, delegating, to be safe.
+    if name.startswith("_") and calls and references <= len(calls) and len(siblings) > 1 and plain:
         ops.append(RemoveDef(node.lineno, name))
         note += f"; `{name}` is removed (no other use in this file)"
     else:
         why = (
-            "still used" if references > len(calls)
+            "not called in this file, so maybe imported elsewhere" if not calls
+            else "still used" if references > len(calls)
             else "decorated" if not plain
             else "the only statement of its block" if len(siblings) <= 1
             else "public, may be imported elsewhere"

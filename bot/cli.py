@@ -65,6 +65,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(module.run(args))
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `pg-bot ... | head`: the reader left; not an error of ours
+        sys.stderr.close()
+        return 0
 
 
 def _parser_for(argv: list[str]) -> argparse.ArgumentParser:

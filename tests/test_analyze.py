@@ -368,3 +368,29 @@ def test_parallel_run_matches_serial(tmp_path) -> None:  # type: ignore[no-untyp
     parallel = list(analyze_paths([tmp_path], CONFIG, jobs=2))
     assert [(r.path, r.findings) for r in serial] == [(r.path, r.findings) for r in parallel]
     assert sum(len(r.findings) for r in serial) == 30
+
+
+def test_every_guard_in_one_chain_is_reported() -> None:
+    src = """
+    import deepspeed.comm as dist
+    def f(t, g=None, h=None):
+        if g is not None and dist.get_world_size(g) > 1 and h is not None and dist.get_world_size(h) > 1:
+            dist.all_reduce(t, group=g)
+    """
+    found = findings(src)
+    assert [(f.code, f.group) for f in found] == [("PG101", "g"), ("PG101", "h")]
+
+
+def test_cached_size_names_the_dimension_after_the_group() -> None:
+    src = """
+    import deepspeed.comm as dist
+    class Row:
+        def __init__(self, mp_group=None):
+            self.mp_group = mp_group
+            self.world_size = dist.get_world_size(group=mp_group)
+        def forward(self, x):
+            if self.world_size > 1:
+                dist.all_reduce(x, group=self.mp_group)
+    """
+    (f,) = findings(src)
+    assert f.code == "PG106" and f.data["cache_attribute"] == "self.is_mp_parallel"

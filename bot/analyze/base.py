@@ -19,7 +19,7 @@ class RuleInput:
     optional: OptionalFacts
     findings: list[Finding] = field(default_factory=list)
     # ids of nodes already reported, so one guard shared by several collectives is reported once
-    seen: set[tuple[str, int]] = field(default_factory=set)
+    seen: set[tuple[str, int, Span | None]] = field(default_factory=set)
     # spans of functions that are predicate copies (PG107): guards inside them are reported as the copy
     copies: list[Span] = field(default_factory=list)
 
@@ -41,7 +41,7 @@ class RuleInput:
         span: Span | None = None,
         data: dict[str, Any] | None = None,
     ) -> None:
-        key = (code, id(node))
+        key = (code, id(node), span)
         if key in self.seen:
             return
         self.seen.add(key)

@@ -65,7 +65,7 @@ def check(inp: RuleInput) -> None:
                 if size is None or size.via not in cached or not consistent(not size.positive, guard.negated):
                     continue
                 fact: CachedSize = cached[size.via]
-                dim = _dimension(fact.attribute)
+                dim = _dimension(fact.attribute, fact.group)
                 inp.report(
                     "PG106",
                     node,
@@ -84,10 +84,16 @@ def check(inp: RuleInput) -> None:
                 )
 
 
-def _dimension(attribute: str) -> str:
-    """`self.tp_world_size` -> `tp`; `self.world_size` -> `group`."""
+def _dimension(attribute: str, group: str) -> str:
+    """`self.tp_world_size` -> `tp`; `self.world_size` of `mp_group` -> `mp`; else `group`."""
     name = attribute.rsplit(".", 1)[-1]
-    for suffix in ("_world_size", "_size", "world_size"):
-        if name.endswith(suffix) and name[: -len(suffix)].strip("_"):
-            return name[: -len(suffix)].strip("_")
+    for suffix in ("_world_size", "_size"):
+        stem = name[: -len(suffix)].strip("_") if name.endswith(suffix) else ""
+        if stem and stem != "world":
+            return stem
+    group_name = group.rsplit(".", 1)[-1]
+    for suffix in ("_process_group", "_group"):
+        stem = group_name[: -len(suffix)].strip("_") if group_name.endswith(suffix) else ""
+        if stem:
+            return stem
     return "group"

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from bot.analyze.base import RuleInput
 from bot.analyze.context import NoneCheck, SizeCheck
 from bot.analyze.names import dotted
+from bot.analyze.walker import BoolChain
 from bot.model import Rule, Span
 
 FULL = Rule(
@@ -100,53 +101,76 @@ RULES = (FULL, NEGATED)
 
 
 def check(inp: RuleInput) -> None:
-    ctx = inp.ctx
     for chain in inp.facts.chains:
         node = chain.node
         if any(_within(inp.span(node), copy) for copy in inp.copies):
             continue
         negated = isinstance(node.op, ast.Or)
-        pair = _pair(inp, node.values, negated, chain.scope.sizes)
-        if pair is None:
-            continue
-        (ni, none_check), (si, size_check) = pair
-        first, last = sorted((ni, si))
-        a, b = node.values[first], node.values[last]
-        start, end = inp.span(a), inp.span(b)
-        span = inp.span(node) if len(node.values) == 2 else Span(start.line, start.col, end.end_line, end.end_col)
-        g = none_check.group
-        data = {
-            "none_check": inp.span(node.values[ni]),
-            "size_check": inp.span(node.values[si]),
-            "chain": inp.span(node),
-            "adjacent": last - first == 1,
-            "op": size_check.op,
-            "bound": size_check.bound,
-            "nonmember_bug": size_check.nonmember_bug,
-        }
-        text = inp.segment(node) if len(node.values) == 2 else f"{inp.segment(a)} ... {inp.segment(b)}"
-        if negated:
-            message = f"hand-rolled early exit `{text}`: use `not {ctx.config.predicate_call}({g})`"
-            if size_check.nonmember_bug:
-                message += f" (`{size_check.op} {size_check.bound}` lets a non-member group, size -1, through)"
-            inp.report("PG102", node, message, chain.scope, group=g, kind="or", span=span, data=data)
-        else:
-            message = f"hand-rolled guard `{text}`: use `{ctx.config.predicate_call}({g})`"
-            if size_check.nonmember_bug:
-                message += f" (`{size_check.op} {size_check.bound}` is True for a non-member group, size -1)"
-            inp.report("PG101", node, message, chain.scope, group=g, kind="and", span=span, data=data)
+        for pair in _pairs(inp, node.values, negated, chain.scope.sizes):
+            _report(inp, chain, pair, negated)
+
+
+def _pairs(
+    inp: RuleInput, values: list[ast.expr], negated: bool, sizes: Mapping[str, str]
+) -> list[tuple[tuple[int, NoneCheck], tuple[int, SizeCheck]]]:
+    """Every disjoint guard in one chain (`g is not None and ws(g) > 1 and h is not None and ws(h) > 1`)."""
+    found = []
+    used: set[int] = set()
+    while (pair := _pair(inp, values, negated, sizes, used)) is not None:
+        found.append(pair)
+        used |= {pair[0][0], pair[1][0]}
+    return found
+
+
+def _report(
+    inp: RuleInput, chain: BoolChain, pair: tuple[tuple[int, NoneCheck], tuple[int, SizeCheck]], negated: bool
+) -> None:
+    ctx, node = inp.ctx, chain.node
+    (ni, none_check), (si, size_check) = pair
+    first, last = sorted((ni, si))
+    a, b = node.values[first], node.values[last]
+    start, end = inp.span(a), inp.span(b)
+    span = inp.span(node) if len(node.values) == 2 else Span(start.line, start.col, end.end_line, end.end_col)
+    g = none_check.group
+    data = {
+        "none_check": inp.span(node.values[ni]),
+        "size_check": inp.span(node.values[si]),
+        "chain": inp.span(node),
+        "adjacent": last - first == 1,
+        "op": size_check.op,
+        "bound": size_check.bound,
+        "nonmember_bug": size_check.nonmember_bug,
+    }
+    text = inp.segment(node) if len(node.values) == 2 else f"{inp.segment(a)} ... {inp.segment(b)}"
+    if negated:
+        message = f"hand-rolled early exit `{text}`: use `not {ctx.config.predicate_call}({g})`"
+        if size_check.nonmember_bug:
+            message += f" (`{size_check.op} {size_check.bound}` lets a non-member group, size -1, through)"
+        inp.report("PG102", node, message, chain.scope, group=g, kind="or", span=span, data=data)
+    else:
+        message = f"hand-rolled guard `{text}`: use `{ctx.config.predicate_call}({g})`"
+        if size_check.nonmember_bug:
+            message += f" (`{size_check.op} {size_check.bound}` is True for a non-member group, size -1)"
+        inp.report("PG101", node, message, chain.scope, group=g, kind="and", span=span, data=data)
 
 
 def _pair(
-    inp: RuleInput, values: list[ast.expr], negated: bool, sizes: Mapping[str, str]
+    inp: RuleInput, values: list[ast.expr], negated: bool, sizes: Mapping[str, str], used: set[int] | None = None
 ) -> tuple[tuple[int, NoneCheck], tuple[int, SizeCheck]] | None:
     """The first (None check, size check) on one group with the polarity of a guard (or its negation)."""
     ctx = inp.ctx
-    found = [(i, s) for i, v in enumerate(values) if (s := ctx.size_check(v, sizes)) and s.positive != negated]
+    skip = used or set()
+    found = [
+        (i, s)
+        for i, v in enumerate(values)
+        if i not in skip and (s := ctx.size_check(v, sizes)) and s.positive != negated
+    ]
     if not found:
         return None
     groups = {s.group for _, s in found}
     for i, value in enumerate(values):
+        if i in skip:
+            continue
         check = ctx.none_check(value) or (ctx.truthiness(value) if _dotted_in(value, groups) else None)
         if check is None or check.is_none != negated or check.group not in groups:
             continue

@@ -139,6 +139,8 @@ def run_world(scenario: Scenario, world_size: int, *, deadline: float = 60.0, in
             timed_out = _join(procs, time.monotonic() + deadline)
         finally:
             for p in procs:
+                if p.pid is None:  # never started (start() of an earlier rank raised)
+                    continue
                 if p.is_alive():
                     p.kill()
                 p.join(5)
@@ -150,13 +152,16 @@ def run_world(scenario: Scenario, world_size: int, *, deadline: float = 60.0, in
 def _join(procs: list[multiprocessing.process.BaseProcess], end: float) -> bool:
     """Wait until all exit, one fails, or ``end`` passes; return True on timeout."""
     while True:
-        codes = [p.exitcode for p in procs]
-        if all(c is not None for c in codes) or any(c not in (None, 0) for c in codes):
+        codes = [p.exitcode for p in procs]  # each read polls waitpid: read once per round
+        pending = [p.sentinel for p, c in zip(procs, codes, strict=True) if c is None]
+        if not pending or any(c not in (None, 0) for c in codes):
             return False
         remaining = end - time.monotonic()
         if remaining <= 0:
             return True
-        multiprocessing.connection.wait([p.sentinel for p in procs if p.exitcode is None], timeout=remaining)
+        # `pending` must come from the same read as `codes`: re-polling here could find the last rank gone
+        # and wait on no sentinel at all until the deadline.
+        multiprocessing.connection.wait(pending, timeout=remaining)
 
 
 def _read(path: str) -> dict[str, Any] | None:

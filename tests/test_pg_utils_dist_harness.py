@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
 import pytest
-from dist_helpers import DistRunError, RankContext, run_world
+from dist_helpers import DistRunError, RankContext, _join, run_world
 
 
 def scenario_hang(ctx: RankContext) -> dict[str, Any]:
@@ -64,3 +65,30 @@ def test_init_without_store_is_an_error() -> None:
 def test_world_size_must_be_positive() -> None:
     with pytest.raises(ValueError, match="world_size"):
         run_world(scenario_ok, 0, init=False)
+
+
+class _ExitsBetweenReads:
+    """A process that is still running at the first look at its exit code and gone at every later one."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+        read_end, write_end = os.pipe()
+        os.close(write_end)  # like a dead child's sentinel: readable (EOF) at once
+        self.sentinel = read_end
+
+    @property
+    def exitcode(self) -> int | None:
+        self.reads += 1
+        return None if self.reads == 1 else 0
+
+
+def test_join_does_not_wait_on_nothing_when_the_last_rank_exits_mid_check() -> None:
+    # Regression: the pending list was re-read after the exit codes, so a rank exiting in between left
+    # nothing to wait on and the join slept until the deadline (a passing run took 60 s).
+    proc = _ExitsBetweenReads()
+    start = time.monotonic()
+    try:
+        assert _join([proc], time.monotonic() + 5) is False  # type: ignore[list-item]
+    finally:
+        os.close(proc.sentinel)
+    assert time.monotonic() - start < 2

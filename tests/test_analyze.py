@@ -329,11 +329,11 @@ def test_migrated_sites_are_counted() -> None:
 @pytest.mark.parametrize(
     ("data", "reason"),
     [
-        (b"import deepspeed.comm as dist\ndef f(:\n    dist.all_reduce(t)\n", "syntax error at line 2"),
-        (b"import deepspeed.comm as dist\nprint 'x', dist.get_world_size()\n", "Python 2"),
-        (b"# -*- coding: utf-8 -*-\nimport deepspeed.comm as dist\nx = '\xff\xfe'\ndist.barrier()\n", "bad encoding"),
+        (b"import deepspeed.comm as dist\ndef f(:\n    dist.all_reduce(t, group=g)\n", "syntax error at line 2"),
+        (b"import deepspeed.comm as dist\nprint 'x', dist.get_world_size(g)\n", "Python 2"),
+        (b"# -*- coding: utf-8 -*-\nimport deepspeed.comm as dist\nx = '\xff\xfe'\ndist.barrier(group=g)\n", "bad encoding"),
         (b"import deepspeed.comm as dist\x00\n", "NUL"),
-        (b"# -*- coding: nope -*-\nimport deepspeed.comm as dist\ndist.barrier()\n", "encoding"),
+        (b"# -*- coding: nope -*-\nimport deepspeed.comm as dist\ndist.barrier(group=g)\n", "encoding"),
     ],
 )
 def test_unreadable_files_are_reported(data: bytes, reason: str) -> None:
@@ -343,13 +343,14 @@ def test_unreadable_files_are_reported(data: bytes, reason: str) -> None:
 
 
 def test_files_that_cannot_matter_are_not_parsed() -> None:
-    # The prefilter: no comm module and no collective, so even broken source costs (and reports) nothing.
-    result = analyze_source("notes.py", b"def (:\n", CONFIG)
-    assert result.error is None and result.findings == []
+    # The prefilter: a file that cannot hold a finding costs (and reports) nothing, even when broken.
+    for data in (b"def (:\n", b"import deepspeed.comm as dist\ndist.barrier()\ndef (:\n"):
+        result = analyze_source("notes.py", data, CONFIG)
+        assert result.error is None and result.findings == []
 
 
 def test_a_bad_file_does_not_stop_the_others(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    (tmp_path / "a_bad.py").write_bytes(b"import deepspeed.comm as dist\ndef (:\n    dist.barrier()\n")
+    (tmp_path / "a_bad.py").write_bytes(b"import deepspeed.comm as dist\ndef (:\n    dist.barrier(group=g)\n")
     (tmp_path / "b_good.py").write_text(
         "import deepspeed.comm as dist\ndef f(t, g=None):\n    dist.all_reduce(t, group=g)\n"
     )
@@ -394,3 +395,15 @@ def test_cached_size_names_the_dimension_after_the_group() -> None:
     """
     (f,) = findings(src)
     assert f.code == "PG106" and f.data["cache_attribute"] == "self.is_mp_parallel"
+
+
+def test_a_reassigned_size_local_is_not_a_size() -> None:
+    src = """
+    import deepspeed.comm as dist
+    def f(t, g=None):
+        ws = dist.get_world_size(group=g)
+        ws = ws // 2
+        if ws > 1:
+            dist.all_reduce(t, group=g)
+    """
+    assert codes(src) == ["PG105"]

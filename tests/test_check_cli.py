@@ -26,7 +26,7 @@ def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "mod.py").write_text(GUARDED)
     (tmp_path / "pkg" / "clean.py").write_text("x = 1\n")
-    (tmp_path / "pkg" / "broken.py").write_text("import deepspeed.comm as dist\ndist.barrier(\n")
+    (tmp_path / "pkg" / "broken.py").write_text("import deepspeed.comm as dist\ndist.barrier(group=g\n")
     monkeypatch.chdir(tmp_path)
     return tmp_path
 

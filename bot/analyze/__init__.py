@@ -46,13 +46,24 @@ class _Prefilter:
             if parent:  # `from deepspeed import comm`
                 spellings.append(rf"from\s+{re.escape(parent)}\s+import\b[^\n]*\b{re.escape(leaf)}\b")
         self._modules = re.compile("|".join(spellings).encode())
+        # Every rule needs one of these: a sized get_world_size, a `group=` argument, a `.contiguous()` argument,
+        # or the predicate (counted as migrated); a renamed import (`get_world_size as ws`) keeps the file too.
+        fn = re.escape(config.predicate_function)
+        self._needs = re.compile(
+            rb"get_world_size\(\s*[^)\s]|\bgroup\s*=|\.contiguous\(\)|get_world_size\s+as\b|"
+            + rf"\b{fn}\s*\(|\b{fn}\s+as\b".encode()
+        )
 
     def wanted(self, source: str | bytes) -> bool:
         # On bytes, so a file that is skipped is never decoded; a file with NUL bytes goes on to be reported.
         data = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
         if b"\0" in data:
             return True
-        return self._modules.search(data) is not None and self._words_bytes.search(data) is not None
+        return (
+            self._modules.search(data) is not None
+            and self._words_bytes.search(data) is not None
+            and self._needs.search(data) is not None
+        )
 
 
 _PREFILTERS: dict[int, _Prefilter] = {}

@@ -101,30 +101,40 @@ def parse(data: str | bytes, hot: re.Pattern[str] | None = None) -> ParsedSource
     return ParsedSource(text=text, tree=tree, lines=lines, ignores=_ignores(lines), hot_lines=hot_lines)
 
 
+_NEWLINE = re.compile(r"\r\n|\r|\n")  # the line ends ast counts
+
+
 def _hot_lines(text: str, pattern: re.Pattern[str]) -> list[int]:
-    """1-based numbers of the lines where ``pattern`` matches, in one pass over the text."""
+    """1-based numbers of the lines where ``pattern`` matches."""
+    ends = [m.end() for m in _NEWLINE.finditer(text)]
     found: list[int] = []
-    line, last = 1, 0
     for match in pattern.finditer(text):
-        line += text.count("\n", last, match.start()) + text.count("\r", last, match.start()) - text.count(
-            "\r\n", last, match.start()
-        )
-        last = match.start()
+        line = bisect.bisect_right(ends, match.start()) + 1
         if not found or found[-1] != line:
             found.append(line)
     return found
 
 
-def statements(body: list[ast.stmt]):  # type: ignore[no-untyped-def]
-    """Every statement below ``body``, nested ones included, without descending into expressions."""
+_COMPOUND = (
+    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While, ast.With,
+    ast.AsyncWith, ast.Try, getattr(ast, "TryStar", ast.Try), ast.Match, ast.ExceptHandler, ast.match_case,
+)
+
+
+def statements(body: list[ast.stmt], only: ParsedSource | None = None):  # type: ignore[no-untyped-def]
+    """Every statement below ``body``, nested ones included, without descending into expressions; with
+    ``only``, statements (and everything below them) that span no hot line are skipped."""
     stack = list(reversed(body))
     while stack:
         stmt = stack.pop()
+        if only is not None and isinstance(stmt, ast.stmt) and not only.hot(stmt):
+            continue
         yield stmt
-        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
-            children = getattr(stmt, name, None)
-            if children:
-                stack.extend(reversed(children))
+        if isinstance(stmt, _COMPOUND):
+            for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                children = getattr(stmt, name, None)
+                if children:
+                    stack.extend(reversed(children))
 
 
 def _ignores(lines: list[str]) -> dict[int, frozenset[str]]:

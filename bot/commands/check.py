@@ -60,9 +60,10 @@ def _results(args: argparse.Namespace, paths: list[Path], config) -> Iterator[Fi
     if args.no_progress or len(files) < _PROGRESS_MIN_FILES or not sys.stderr.isatty():
         yield from results
         return
-    from rich.progress import Progress  # only when a person is watching
+    from rich.console import Console  # only when a person is watching
+    from rich.progress import Progress
 
-    with Progress(transient=True, console=None) as progress:
+    with Progress(transient=True, console=Console(stderr=True)) as progress:
         task = progress.add_task("checking", total=len(files))
         for result in results:
             progress.advance(task)

@@ -407,3 +407,29 @@ def test_a_reassigned_size_local_is_not_a_size() -> None:
             dist.all_reduce(t, group=g)
     """
     assert codes(src) == ["PG105"]
+
+
+def test_exemptions_match_from_the_project_root_wherever_pg_bot_runs(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    src = (
+        "import deepspeed.comm as dist\n"
+        "class DeepSpeedMoEInference:\n"
+        "    def __init__(self, ep_group=None):\n"
+        "        self.ep_group = ep_group\n"
+        "    def _alltoall(self, x):\n"
+        "        if dist.get_world_size(group=self.ep_group) > 1:\n"
+        "            dist.all_to_all_single(x, x, group=self.ep_group)\n"
+    )
+    repo = tmp_path / "DeepSpeed"
+    target = repo / "deepspeed" / "ops" / "transformer" / "inference"
+    target.mkdir(parents=True)
+    (repo / "setup.py").write_text("")
+    (target / "moe_inference.py").write_text(src)
+    (target / "other.py").write_text(src)
+    for cwd in (tmp_path, repo / "deepspeed", target):
+        monkeypatch.chdir(cwd)
+        results = list(analyze_paths([repo], CONFIG, relative_to=cwd, jobs=1))
+        assert {r.path.rsplit("/", 1)[-1]: [f.code for f in r.findings] for r in results} == {
+            "setup.py": [],
+            "moe_inference.py": [],
+            "other.py": ["PG104"],
+        }

@@ -69,8 +69,11 @@ class _Prefilter:
 _PREFILTERS: dict[int, _Prefilter] = {}
 
 
-def analyze_source(path: str, source: str | bytes, config: Config) -> FileResult:
-    """Findings for one file. Never raises for bad input: an unreadable file comes back with ``error`` set."""
+def analyze_source(path: str, source: str | bytes, config: Config, *, project_path: str | None = None) -> FileResult:
+    """Findings for one file. Never raises for bad input: an unreadable file comes back with ``error`` set.
+
+    ``path`` is what findings show; ``project_path`` (default: ``path``) is the file's path from its project
+    root, which rules.yaml's exemption globs are written against."""
     prefilter = _PREFILTERS.get(id(config))
     if prefilter is None:
         prefilter = _PREFILTERS[id(config)] = _Prefilter(config)
@@ -80,7 +83,8 @@ def analyze_source(path: str, source: str | bytes, config: Config) -> FileResult
         parsed = parse(source, prefilter.words)
     except UnreadableSource as exc:
         return FileResult(path, error=FileError(path, str(exc)))
-    names = Names.of(parsed.tree, package_of(path))
+    project_path = project_path or path
+    names = Names.of(parsed.tree, package_of(project_path))
     renamed = _renamed_functions(names, config)
     if renamed:  # `from torch.distributed import get_world_size as ws`: lines calling `ws` matter too
         parsed.hot_lines = _hot_lines(parsed.text, re.compile(rf"{prefilter.words.pattern}|\b(?:{'|'.join(renamed)})\b"))
@@ -89,7 +93,7 @@ def analyze_source(path: str, source: str | bytes, config: Config) -> FileResult
     inp = RuleInput(ctx, facts, OptionalFacts.of(parsed.tree))
     for family in _FAMILIES:
         family.check(inp)
-    configured = (_configured(f, inp, config) for f in inp.findings)
+    configured = (_configured(f, inp, config, project_path) for f in inp.findings)
     kept = sorted((f for f in configured if f is not None), key=lambda f: (f.span, f.code))
     return FileResult(path, findings=kept, migrated=facts.predicate_calls)
 
@@ -103,11 +107,11 @@ def _renamed_functions(names: Names, config: Config) -> list[str]:
     )
 
 
-def _configured(finding: Finding, inp: RuleInput, config: Config) -> Finding | None:
+def _configured(finding: Finding, inp: RuleInput, config: Config, project_path: str) -> Finding | None:
     setting = config.rule(finding.code)
     if not setting.enabled:
         return None
-    if config.exempt(finding.path, finding.code, finding.function, finding.group) is not None:
+    if config.exempt(project_path, finding.code, finding.function, finding.group) is not None:
         return None
     if inp.ctx.source.ignored(finding.code, finding.span):
         return None
@@ -133,7 +137,7 @@ def analyze_paths(
     """Results in file order. Files that pass the prefilter are parsed on ``jobs`` processes (default: one
     per core, forked, when there are enough of them to pay for it); the rest never leave this process."""
     prefilter = _PREFILTERS.get(id(config)) or _PREFILTERS.setdefault(id(config), _Prefilter(config))
-    pending: list[tuple[int, str, bytes]] = []
+    pending: list[tuple[int, str, bytes, str]] = []
     results: dict[int, FileResult] = {}
     for i, file in enumerate(iter_python_files(paths)):
         shown = _display(file, relative_to)
@@ -143,13 +147,13 @@ def analyze_paths(
             results[i] = FileResult(shown, error=FileError(shown, f"cannot read: {exc.strerror or exc}"))
             continue
         if prefilter.wanted(data):
-            pending.append((i, shown, data))
+            pending.append((i, shown, data, project_relative(file)))
         else:
             results[i] = FileResult(shown)
     workers = _workers(jobs, len(pending))
     if workers <= 1:
-        for i, shown, data in pending:
-            results[i] = analyze_source(shown, data, config)
+        for i, shown, data, project_path in pending:
+            results[i] = analyze_source(shown, data, config, project_path=project_path)
     else:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
@@ -158,8 +162,8 @@ def analyze_paths(
         _WORKER_CONFIG = config  # inherited by the forked workers; never pickled
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
             chunk = max(1, len(pending) // (workers * 4))
-            analysed = pool.map(_analyze_in_worker, [(shown, data) for _, shown, data in pending], chunksize=chunk)
-            for (i, _, _), result in zip(pending, analysed, strict=True):
+            analysed = pool.map(_analyze_in_worker, [item[1:] for item in pending], chunksize=chunk)
+            for (i, *_), result in zip(pending, analysed, strict=True):
                 results[i] = result
     for i in sorted(results):
         yield results[i]
@@ -169,9 +173,9 @@ _WORKER_CONFIG: Config | None = None
 _PARALLEL_MIN_FILES = 24
 
 
-def _analyze_in_worker(item: tuple[str, bytes]) -> FileResult:
+def _analyze_in_worker(item: tuple[str, bytes, str]) -> FileResult:
     assert _WORKER_CONFIG is not None
-    return analyze_source(item[0], item[1], _WORKER_CONFIG)
+    return analyze_source(item[0], item[1], _WORKER_CONFIG, project_path=item[2])
 
 
 def _workers(jobs: int | None, files: int) -> int:
@@ -180,6 +184,27 @@ def _workers(jobs: int | None, files: int) -> int:
     if files < _PARALLEL_MIN_FILES or os.name != "posix":
         return 1
     return min(os.cpu_count() or 1, 8)
+
+
+_ROOT_MARKERS = (".git", "rules.yaml", ".pg-bot.yaml", "setup.py", "pyproject.toml")
+_ROOTS: dict[Path, Path | None] = {}
+
+
+def project_relative(file: Path) -> str:
+    """The file's path from the nearest folder above it that looks like a project root (a .git, rules.yaml,
+    setup.py or pyproject.toml), so exemptions match wherever pg-bot is run from; the path itself without one."""
+    folder = file.resolve().parent
+    root = _root_of(folder)
+    return file.resolve().relative_to(root).as_posix() if root is not None else file.as_posix()
+
+
+def _root_of(folder: Path) -> Path | None:
+    if folder not in _ROOTS:
+        if any((folder / marker).exists() for marker in _ROOT_MARKERS):
+            _ROOTS[folder] = folder
+        else:
+            _ROOTS[folder] = None if folder.parent == folder else _root_of(folder.parent)
+    return _ROOTS[folder]
 
 
 def _display(file: Path, relative_to: Path | None) -> str:

@@ -20,7 +20,8 @@ SHA_PIN = re.compile(r"^[^@\s]+@[0-9a-f]{40}$")
 def tool(name: str) -> str:
     path = shutil.which(name)
     if path is None:
-        pytest.skip(f"{name} is not installed (pip install -e '.[test]' provides it)")
+        hint = "apt-get install shellcheck" if name == "shellcheck" else "pip install -e '.[test]'"
+        pytest.skip(f"{name} is not installed ({hint} provides it)")
     return path
 
 

@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from bot.diff import DiffError, apply, from_api_file, from_texts, parse_patch
+from bot.github import PullFile
 
 
-@dataclass
-class ApiFile:
-    filename: str
-    status: str
-    patch: str | None
-    previous_filename: str | None = None
+def ApiFile(filename: str, status: str, patch: str | None, previous_filename: str | None = None) -> PullFile:
+    """An entry of GET /pulls/{n}/files, as bot.github hands it to bot.diff."""
+    return PullFile(filename=filename, status=status, previous_filename=previous_filename, patch=patch, sha=None)
 
 
 def git_patch(tmp_path: Path, before: dict[str, bytes], after: dict[str, bytes]) -> str:

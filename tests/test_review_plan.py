@@ -3,11 +3,9 @@ summary's content. Findings and suggestions are built by hand here, so the plann
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from bot.diff import from_api_file
 from bot.fix import Suggestion
-from bot.github import Comment, GitHubError
+from bot.github import Comment, GitHubError, PullFile
 from bot.model import FileResult, Finding, Span
 from bot.report import summary
 from bot.report.github_review import (
@@ -25,12 +23,9 @@ SOURCE = "\n".join(f"line {i}" for i in range(1, 31)) + "\n"
 HEAD = "f" * 40
 
 
-@dataclass
-class ApiFile:
-    filename: str
-    status: str
-    patch: str | None
-    previous_filename: str | None = None
+def ApiFile(filename: str, status: str, patch: str | None, previous_filename: str | None = None) -> PullFile:
+    """An entry of GET /pulls/{n}/files, as bot.github hands it to bot.diff."""
+    return PullFile(filename=filename, status=status, previous_filename=previous_filename, patch=patch, sha=None)
 
 
 def finding(line: int, end_line: int | None = None, code: str = "PG101", path: str = "m.py") -> Finding:

@@ -258,9 +258,8 @@ def _build(data: dict[str, Any], source: str) -> Config:
         for a in (get("areas") or [])
     )
     ci_raw = get("ci") or {}
-    ci = CIConfig(
-        **{k: tuple(v) if isinstance(v, list) else v for k, v in ci_raw.items()}  # lists -> tuples (frozen)
-    )
+    ci_fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in ci_raw.items()}
+    ci = CIConfig(**ci_fields)  # lists became tuples: the config is frozen
     return Config(
         comm_modules=tuple(get("comm_modules") or ()),
         collectives=frozenset(get("collectives") or ()),

@@ -433,3 +433,16 @@ def test_exemptions_match_from_the_project_root_wherever_pg_bot_runs(tmp_path, m
             "moe_inference.py": [],
             "other.py": ["PG104"],
         }
+
+
+@pytest.mark.parametrize("handler", ["except ValueError", "except* ValueError", "finally"])
+def test_collectives_inside_try_blocks_are_seen(handler: str) -> None:
+    src = f"""
+    import deepspeed.comm as dist
+    def f(t, g=None):
+        try:
+            dist.all_reduce(t, group=g)
+        {handler}:
+            dist.barrier(group=g)
+    """
+    assert codes(src) == ["PG105", "PG105"]

@@ -60,8 +60,8 @@ def optional_params(function: FunctionNode) -> set[str]:
     for arg, default in zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True):
         if isinstance(default, ast.Constant) and default.value is None:
             names.add(arg.arg)
-    for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
-        if isinstance(default, ast.Constant) and default.value is None:
+    for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults, strict=True):  # None: no default
+        if isinstance(kw_default, ast.Constant) and kw_default.value is None:
             names.add(arg.arg)
     for arg in [*positional, *args.kwonlyargs]:
         if arg.annotation is not None and _optional_annotation(arg.annotation):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import cast
 
 from bot.analyze.context import Context
 from bot.analyze.names import dotted
@@ -12,6 +13,7 @@ from bot.analyze.optional import FunctionNode
 from bot.analyze.source import statements
 
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+_TRY: tuple[type[ast.stmt], ...] = (ast.Try, ast.TryStar) if hasattr(ast, "TryStar") else (ast.Try,)
 
 
 @dataclass(frozen=True)
@@ -114,12 +116,13 @@ class _Walker:
             for item in stmt.items:
                 self.expression(item.context_expr, stmt, guards, scope)
             self.block(stmt.body, guards, scope)
-        elif isinstance(stmt, (ast.Try, getattr(ast, "TryStar", ast.Try))):
-            self.block(stmt.body, guards, scope)
-            for handler in stmt.handlers:  # type: ignore[attr-defined]
+        elif isinstance(stmt, _TRY):
+            block = cast(ast.Try, stmt)  # try/except* (3.11+) has the same four blocks as try
+            self.block(block.body, guards, scope)
+            for handler in block.handlers:
                 self.block(handler.body, guards, scope)
-            self.block(stmt.orelse, guards, scope)  # type: ignore[attr-defined]
-            self.block(stmt.finalbody, guards, scope)  # type: ignore[attr-defined]
+            self.block(block.orelse, guards, scope)
+            self.block(block.finalbody, guards, scope)
         elif isinstance(stmt, ast.Match):
             self.expression(stmt.subject, stmt, guards, scope)
             for case in stmt.cases:

@@ -18,10 +18,10 @@ def run(args: argparse.Namespace) -> int:
         for code, rule in RULES.items():
             print(f"{code}  {rule.name:32}  {rule.summary}")
         return 0
-    rule = RULES.get(args.code.upper())
-    if rule is None:
+    code = args.code.upper()
+    if code not in RULES:
         return fail(f"unknown rule {args.code!r}; known: {', '.join(RULES)}")
-    print(explain(rule.code))
+    print(explain(code))
     return 0
 
 

@@ -446,3 +446,10 @@ def test_collectives_inside_try_blocks_are_seen(handler: str) -> None:
             dist.barrier(group=g)
     """
     assert codes(src) == ["PG105", "PG105"]
+
+
+def test_the_prefilter_follows_the_config() -> None:
+    src = "import deepspeed.comm as dist\ndef f(t, g=None):\n    dist.my_collective(t, group=g)\n"
+    for _ in range(3):  # fresh config objects each time: no cached prefilter of another policy may apply
+        assert codes(src, config=parse("version: 1\ncollectives: [all_reduce]\n")) == []
+        assert codes(src, config=parse("version: 1\ncollectives: [my_collective]\n")) == ["PG105"]

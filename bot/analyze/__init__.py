@@ -66,7 +66,16 @@ class _Prefilter:
         )
 
 
-_PREFILTERS: dict[int, _Prefilter] = {}
+_PREFILTERS: dict[tuple[object, ...], _Prefilter] = {}
+
+
+def _prefilter_for(config: Config) -> _Prefilter:
+    """Cached per policy that shapes it (not per object: ids are reused once a config is collected)."""
+    key = (config.comm_modules, config.collectives, config.predicate_module, config.predicate_name,
+           config.predicate_function)
+    if key not in _PREFILTERS:
+        _PREFILTERS[key] = _Prefilter(config)
+    return _PREFILTERS[key]
 
 
 def analyze_source(path: str, source: str | bytes, config: Config, *, project_path: str | None = None) -> FileResult:
@@ -74,9 +83,7 @@ def analyze_source(path: str, source: str | bytes, config: Config, *, project_pa
 
     ``path`` is what findings show; ``project_path`` (default: ``path``) is the file's path from its project
     root, which rules.yaml's exemption globs are written against."""
-    prefilter = _PREFILTERS.get(id(config))
-    if prefilter is None:
-        prefilter = _PREFILTERS[id(config)] = _Prefilter(config)
+    prefilter = _prefilter_for(config)
     if not prefilter.wanted(source):
         return FileResult(path)
     try:
@@ -136,7 +143,7 @@ def analyze_paths(
 ) -> Iterator[FileResult]:
     """Results in file order. Files that pass the prefilter are parsed on ``jobs`` processes (default: one
     per core, forked, when there are enough of them to pay for it); the rest never leave this process."""
-    prefilter = _PREFILTERS.get(id(config)) or _PREFILTERS.setdefault(id(config), _Prefilter(config))
+    prefilter = _prefilter_for(config)
     pending: list[tuple[int, str, bytes, str]] = []
     results: dict[int, FileResult] = {}
     for i, file in enumerate(iter_python_files(paths)):

@@ -42,11 +42,15 @@ class FileChange:
         return any(first <= start and end <= last for first, last in self.hunks)
 
 
-class ApiFile(Protocol):  # bot.github.PullFile, structurally
-    filename: str
-    status: str
-    previous_filename: str | None
-    patch: str | None
+class ApiFile(Protocol):  # bot.github.PullFile, structurally; read-only, as that frozen dataclass's fields are
+    @property
+    def filename(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def previous_filename(self) -> str | None: ...
+    @property
+    def patch(self) -> str | None: ...
 
 
 def is_python(path: str) -> bool:
@@ -60,7 +64,10 @@ def _strip_prefix(name: str) -> str | None:
 
 
 def _from_patched(pf: PatchedFile, status: str | None = None, path: str | None = None) -> FileChange:
-    added = frozenset(line.target_line_no for hunk in pf for line in hunk if line.is_added)
+    # unidiff sets target_line_no on every added (and context) line; only removed lines have None.
+    added = frozenset(
+        line.target_line_no for hunk in pf for line in hunk if line.is_added and line.target_line_no is not None
+    )
     hunks = tuple(
         (hunk.target_start, hunk.target_start + hunk.target_length - 1) for hunk in pf if hunk.target_length > 0
     )

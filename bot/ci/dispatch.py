@@ -28,17 +28,25 @@ class EventError(ValueError):
     """The event JSON is not a pull-request event pg-bot can act on; the message says what is missing."""
 
 
+# Read-only members: bot.github.PullFacts and PullFile are frozen dataclasses.
 class _Pull(Protocol):
-    head_sha: str
-    labels: tuple[str, ...]
-    state: str
+    @property
+    def head_sha(self) -> str: ...
+    @property
+    def labels(self) -> tuple[str, ...]: ...
+    @property
+    def state(self) -> str: ...
 
 
 class _File(Protocol):
-    filename: str
-    status: str
-    previous_filename: str | None
-    patch: str | None
+    @property
+    def filename(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def previous_filename(self) -> str | None: ...
+    @property
+    def patch(self) -> str | None: ...
 
 
 class DispatchClient(Protocol):

@@ -175,7 +175,9 @@ def _holds_new_side(text: str, change: FileChange) -> bool:
     if pf is None:
         return False
     return all(
-        0 < ln.target_line_no <= len(lines) and lines[ln.target_line_no - 1] == ln.value.rstrip("\r\n")
+        # unidiff gives every added and context line a target_line_no; the None check only narrows the type
+        ln.target_line_no is not None
+        and 0 < ln.target_line_no <= len(lines) and lines[ln.target_line_no - 1] == ln.value.rstrip("\r\n")
         for hunk in pf for ln in hunk if ln.is_added or ln.is_context
     )
 

@@ -10,6 +10,7 @@ import ast
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 import libcst as cst
 from libcst.codemod import CodemodContext
@@ -28,6 +29,9 @@ from bot.fix.plan import (
     WrapStatement,
 )
 from bot.model import Span
+
+# A whole statement line, which (unlike cst.BaseStatement in general) carries its own leading_lines.
+_Statement: TypeAlias = cst.SimpleStatementLine | cst.BaseCompoundStatement
 
 
 class OpFailed(Exception):
@@ -121,7 +125,8 @@ class _Apply(cst.CSTTransformer):
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[no-untyped-def]
         if isinstance(original_node, cst.BaseExpression) and (self.exprs or self.chains):
             span = self._pos(original_node)
-            if span in self.chains and isinstance(updated_node, cst.BooleanOperation):
+            if (span in self.chains and isinstance(original_node, cst.BooleanOperation)
+                    and isinstance(updated_node, cst.BooleanOperation)):
                 return self._rewrite_chain(original_node, updated_node, self.chains[span])
             if span in self.exprs and isinstance(updated_node, cst.BaseExpression):
                 index, op = self.exprs[span]
@@ -238,7 +243,7 @@ class _Apply(cst.CSTTransformer):
             for index, _ in ops:
                 self.failed[index] = "the statement shares its line with another (`;`)"
             return updated_node
-        stmts: list[cst.BaseStatement] = [updated_node]
+        stmts: list[_Statement] = [updated_node]
         for kind in (NameContiguous, WrapStatement, InsertAfter):  # expand, then guard, then append
             for index, op in ops:
                 if isinstance(op, kind) and index not in self.failed:
@@ -250,7 +255,7 @@ class _Apply(cst.CSTTransformer):
                     self._done(index)
         return stmts[0] if len(stmts) == 1 else cst.FlattenSentinel(stmts)
 
-    def _statement_op(self, op: WrapStatement | NameContiguous | InsertAfter, stmts: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+    def _statement_op(self, op: WrapStatement | NameContiguous | InsertAfter, stmts: list[_Statement]) -> list[_Statement]:
         if isinstance(op, InsertAfter):
             return [*stmts, cst.parse_statement(op.code + "\n")]
         if isinstance(op, WrapStatement):
@@ -266,7 +271,7 @@ class _Apply(cst.CSTTransformer):
             ]
         return self._name_contiguous(op, stmts)
 
-    def _name_contiguous(self, op: NameContiguous, stmts: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+    def _name_contiguous(self, op: NameContiguous, stmts: list[_Statement]) -> list[_Statement]:
         line = stmts[0]
         if len(stmts) != 1 or not isinstance(line, cst.SimpleStatementLine) or not isinstance(line.body[0], cst.Expr):
             raise OpFailed(

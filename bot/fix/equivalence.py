@@ -116,9 +116,9 @@ class _Bind(ast.NodeTransformer):
         if dumped is not None and dumped == self.group:
             return ast.copy_location(ast.Name(id=_GROUP, ctx=ast.Load()), node)
         if isinstance(node, ast.Call) and _callee_name(node.func) in SIZE_FUNCTIONS:
-            new = self.generic_visit(node)
-            new.func = ast.copy_location(ast.Name(id=_WS, ctx=ast.Load()), node.func)
-            return new
+            self.generic_visit(node)  # rewrites the children in place (and returns `node` itself)
+            node.func = ast.copy_location(ast.Name(id=_WS, ctx=ast.Load()), node.func)
+            return node
         return self.generic_visit(node)
 
 

@@ -286,7 +286,7 @@ def _cached_size(finding: Finding, ctx: Context) -> Plan:
         (n for n in ast.walk(ctx.tree) if isinstance(n, ast.Assign | ast.AnnAssign) and n.lineno == assignment.line),
         None,
     )
-    if not isinstance(ctx.parents.get(node), ast.FunctionDef | ast.AsyncFunctionDef):
+    if node is None or not isinstance(ctx.parents.get(node), ast.FunctionDef | ast.AsyncFunctionDef):
         # A flag set next to a conditional assignment would be missing on the other paths.
         raise Refused(f"the cached size is assigned conditionally (line {assignment.line}); cache the predicate by hand")
     group_node = value.args[0] if value.args else next((k.value for k in value.keywords if k.arg == "group"), None)

@@ -41,7 +41,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     minimum = int(os.environ.get(ENV, "2"))
-    keep, drop = [], []
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
     for item in items:
         sizes = declared_world_sizes(item)
         (drop if sizes is not None and max(sizes) < minimum else keep).append(item)

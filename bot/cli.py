@@ -6,6 +6,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 
 from bot import __version__
 
@@ -41,7 +42,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _load(module_name: str):  # type: ignore[no-untyped-def]
+def _load(module_name: str) -> ModuleType | None:
     try:
         return importlib.import_module(module_name)
     except ModuleNotFoundError as exc:

@@ -11,6 +11,7 @@ import bisect
 import io
 import re
 import tokenize
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from bot.model import Span
@@ -121,7 +122,7 @@ _COMPOUND = (
 )
 
 
-def statements(body: list[ast.stmt], only: ParsedSource | None = None):  # type: ignore[no-untyped-def]
+def statements(body: Sequence[ast.AST], only: ParsedSource | None = None) -> Iterator[ast.AST]:
     """Every statement below ``body``, nested ones included, without descending into expressions; with
     ``only``, statements (and everything below them) that span no hot line are skipped."""
     stack = list(reversed(body))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from bot.analyze import RULES, analyze_paths, analyze_source, iter_python_files
 from bot.commands.common import add_config_options, fail, load_config, selected
-from bot.config import ConfigError
+from bot.config import Config, ConfigError
 from bot.model import FileResult
 from bot.report import formats
 
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     return 1 if any(r.findings for r in results) else 0
 
 
-def _results(args: argparse.Namespace, paths: list[Path], config) -> Iterator[FileResult]:  # type: ignore[no-untyped-def]
+def _results(args: argparse.Namespace, paths: list[Path], config: Config) -> Iterator[FileResult]:
     if "-" in args.paths:
         yield analyze_source(args.stdin_filename, sys.stdin.buffer.read(), config)
     if not paths:

@@ -453,3 +453,24 @@ def test_the_prefilter_follows_the_config() -> None:
     for _ in range(3):  # fresh config objects each time: no cached prefilter of another policy may apply
         assert codes(src, config=parse("version: 1\ncollectives: [all_reduce]\n")) == []
         assert codes(src, config=parse("version: 1\ncollectives: [my_collective]\n")) == ["PG105"]
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("return dist.all_reduce(t, group=g) if g is not None else None", ["PG103"]),
+        ("return None if g is None else dist.all_reduce(t, group=g)", ["PG103"]),
+        ("return g is not None and dist.all_reduce(t, group=g)", ["PG103"]),
+        ("return g is None or dist.all_reduce(t, group=g)", ["PG103"]),
+        ("return dist.all_reduce(t, group=g) if pg_utils.is_parallel(g) else None", []),
+        ("return dist.all_reduce(t, group=g) if flag else None", ["PG105"]),
+    ],
+)
+def test_conditional_expressions_and_short_circuits_guard_too(line: str, expected: list[str]) -> None:
+    src = f"""
+    import deepspeed.comm as dist
+    from deepspeed.comm import pg_utils
+    def f(t, flag, g=None):
+        {line}
+    """
+    assert codes(src) == expected

@@ -131,11 +131,27 @@ class _Walker:
             self.expression(stmt, stmt, guards, scope)
 
     def expression(self, node: ast.AST, stmt: ast.stmt, guards: tuple[Guard, ...], scope: Scope) -> None:
-        for sub in ast.walk(node):
+        """Calls and chains in an expression. Conditional expressions and short-circuit chains guard what they
+        contain too: `dist.all_reduce(t, group=g) if g is not None else t`, `g is not None and dist.barrier(...)`."""
+        stack: list[tuple[ast.AST, tuple[Guard, ...]]] = [(node, guards)]
+        while stack:
+            sub, held = stack.pop()
             if isinstance(sub, ast.Call):
-                self.call(sub, stmt, guards, scope)
+                self.call(sub, stmt, held, scope)
             elif isinstance(sub, ast.BoolOp):
                 self.facts.chains.append(BoolChain(sub, scope))
+                negated = isinstance(sub.op, ast.Or)  # in `a or b`, b runs only when a is False
+                for i, value in enumerate(sub.values):
+                    stack.append((value, (*held, *(Guard(v, negated) for v in sub.values[:i]))))
+                continue
+            elif isinstance(sub, ast.IfExp):
+                stack.append((sub.test, held))
+                stack.append((sub.body, (*held, Guard(sub.test, negated=False))))
+                stack.append((sub.orelse, (*held, Guard(sub.test, negated=True))))
+                continue
+            elif isinstance(sub, ast.Lambda):
+                continue  # runs later, elsewhere: not under these guards (and rarely a collective)
+            stack.extend((child, held) for child in ast.iter_child_nodes(sub))
 
     def call(self, call: ast.Call, stmt: ast.stmt, guards: tuple[Guard, ...], scope: Scope) -> None:
         if self.ctx.is_predicate(call):

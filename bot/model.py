@@ -24,17 +24,37 @@ class Span:
 
 
 @dataclass(frozen=True)
+class Invalid:
+    """An example a rule must flag: ``flagged`` is the exact source text of the finding's span (its first
+    occurrence in ``source``); ``fixed`` is the source after `pg-bot fix` (with ``--unsafe-fixes`` when
+    ``unsafe``), or None when the finding has no automatic fix."""
+
+    source: str
+    flagged: str
+    fixed: str | None = None
+    unsafe: bool = False
+
+
+@dataclass(frozen=True)
 class Rule:
-    """A rule documents itself; its ``valid``/``invalid`` examples are run as its tests."""
+    """A rule documents itself under fixed headings; its ``valid``/``invalid`` examples are its tests."""
 
     code: str
     name: str
-    summary: str
-    why: str
-    fix: str
+    summary: str  # what it finds
+    why: str  # why it is a problem
+    fix: str  # use instead
     valid: tuple[str, ...]
-    invalid: tuple[str, ...]
+    invalid: tuple[Invalid, ...]
+    fix_safety: str = ""
     fixable: bool = True
+
+
+class Confidence(str, Enum):
+    """How sure the analysis is; PR comments are posted only for HIGH, the rest go to the summary and SARIF."""
+
+    HIGH = "high"
+    MEDIUM = "medium"
 
 
 @dataclass(frozen=True)
@@ -54,6 +74,8 @@ class Finding:
     kind: str = ""
     function: str | None = None
     data: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    confidence: Confidence = Confidence.HIGH
+    evidence: tuple[str, ...] = field(default=(), compare=False, hash=False)
 
     @property
     def line(self) -> int:
@@ -62,6 +84,8 @@ class Finding:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["severity"] = self.severity.value
+        d["confidence"] = self.confidence.value
+        d["evidence"] = list(self.evidence)
         return d
 
 

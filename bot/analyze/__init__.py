@@ -12,20 +12,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
-from bot.analyze import cached, contiguous, copies, guards, partial, unguarded
-from bot.analyze.base import RuleInput
 from bot.analyze.context import Context
+from bot.analyze.module import analyze_module
 from bot.analyze.names import Names, package_of
-from bot.analyze.optional import OptionalFacts
+from bot.analyze.rules import MODULES, RULES, Reporter
 from bot.analyze.source import UnreadableSource, _hot_lines, parse
-from bot.analyze.walker import collect
+from bot.analyze.verdicts import decide
 from bot.config import Config
-from bot.model import FileError, FileResult, Finding, Rule
-
-# Order matters: copies first, so guards inside a copy are reported as the copy (PG107), not as PG101.
-_FAMILIES = (copies, guards, partial, cached, unguarded, contiguous)
-RULES: dict[str, Rule] = {rule.code: rule for family in _FAMILIES for rule in family.RULES}
-RULES = dict(sorted(RULES.items()))
+from bot.model import FileError, FileResult, Finding
 
 _SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "__pycache__", "node_modules", ".tox", "build", "dist"}
 
@@ -96,13 +90,16 @@ def analyze_source(path: str, source: str | bytes, config: Config, *, project_pa
     if renamed:  # `from torch.distributed import get_world_size as ws`: lines calling `ws` matter too
         parsed.hot_lines = _hot_lines(parsed.text, re.compile(rf"{prefilter.words.pattern}|\b(?:{'|'.join(renamed)})\b"))
     ctx = Context(path, parsed, names, config)
-    facts = collect(ctx)
-    inp = RuleInput(ctx, facts, OptionalFacts.of(parsed.tree))
-    for family in _FAMILIES:
-        family.check(inp)
-    configured = (_configured(f, inp, config, project_path) for f in inp.findings)
+    try:
+        module = analyze_module(ctx)
+        reporter = Reporter(decide(module))
+        for rule in MODULES:
+            rule.check(reporter)
+    except RecursionError:
+        return FileResult(path, error=FileError(path, "too deeply nested to analyse"))
+    configured = (_configured(f, ctx, config, project_path) for f in reporter.findings)
     kept = sorted((f for f in configured if f is not None), key=lambda f: (f.span, f.code))
-    return FileResult(path, findings=kept, migrated=facts.predicate_calls)
+    return FileResult(path, findings=kept, migrated=len(module.sites.predicate_calls))
 
 
 def _renamed_functions(names: Names, config: Config) -> list[str]:
@@ -114,13 +111,13 @@ def _renamed_functions(names: Names, config: Config) -> list[str]:
     )
 
 
-def _configured(finding: Finding, inp: RuleInput, config: Config, project_path: str) -> Finding | None:
+def _configured(finding: Finding, ctx: Context, config: Config, project_path: str) -> Finding | None:
     setting = config.rule(finding.code)
     if not setting.enabled:
         return None
     if config.exempt(project_path, finding.code, finding.function, finding.group) is not None:
         return None
-    if inp.ctx.source.ignored(finding.code, finding.span):
+    if ctx.source.ignored(finding.code, finding.span):
         return None
     return replace(finding, severity=setting.severity)
 

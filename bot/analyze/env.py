@@ -1,0 +1,385 @@
+"""What a module says about its names before any flow: its functions and classes, which group expressions can
+be None where they come from (origins), cached sizes and flags kept on instances, local predicates, and what
+its docs and comments say None means."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from bot.analyze.context import Context
+from bot.analyze.names import dotted
+from bot.analyze.terms import Null, is_none
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+_COMMENT = re.compile(r"#(.*)$")
+# None documented as the world / default group ("If None, the default process group will be used").
+_WORLD_DOC = re.compile(
+    r"\bNone\b[^.\n]{0,80}\b(default|global|world|whole|all ranks|all processes)\b"
+    r"|\b(default|global|world)\b[^.\n]{0,40}\b(group|process group)\b[^.\n]{0,40}\bNone\b",
+    re.I,
+)
+# None documented as "no parallelism" ("If None, no model parallelism is set").
+_ABSENT_DOC = re.compile(r"\bNone\b[^.\n]{0,60}\b(no|not|disabled|without|absent|skip|single)\b", re.I)
+
+
+@dataclass(frozen=True)
+class FunctionInfo:
+    node: FunctionNode
+    qualname: str
+    klass: ast.ClassDef | None
+    parent: FunctionInfo | None  # the enclosing function of a nested one
+
+    @property
+    def params(self) -> list[str]:
+        a = self.node.args
+        names = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+        return names
+
+    @property
+    def is_method(self) -> bool:
+        return self.klass is not None and self.params[:1] in (["self"], ["cls"])
+
+    @property
+    def is_property(self) -> bool:
+        return any(dotted(d) in {"property", "functools.cached_property", "cached_property"}
+                   for d in self.node.decorator_list)
+
+
+@dataclass
+class ClassInfo:
+    node: ast.ClassDef
+    qualname: str
+    methods: dict[str, FunctionInfo] = field(default_factory=dict)
+    optional_attrs: set[str] = field(default_factory=set)  # `self.x` that can hold None
+    lambdas: dict[str, ast.Lambda] = field(default_factory=dict)  # class-level `is_tp = lambda g: ...`
+
+
+@dataclass
+class ModuleEnv:
+    ctx: Context
+    functions: list[FunctionInfo] = field(default_factory=list)
+    by_node: dict[int, FunctionInfo] = field(default_factory=dict)
+    module_functions: dict[str, FunctionInfo] = field(default_factory=dict)
+    classes: dict[int, ClassInfo] = field(default_factory=dict)
+    class_by_name: dict[str, ClassInfo] = field(default_factory=dict)
+    optional_globals: set[str] = field(default_factory=set)
+    lambdas: dict[str, ast.Lambda] = field(default_factory=dict)  # module-level `name = lambda ...`
+    comments: list[tuple[int, str]] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, ctx: Context) -> ModuleEnv:
+        env = cls(ctx)
+        env._index(ctx.source.tree.body, None, None, "")
+        for stmt in ctx.source.tree.body:
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+                for target in _targets(stmt):
+                    if isinstance(target, ast.Name):
+                        if _may_be_none(stmt.value, set()):
+                            env.optional_globals.add(target.id)
+                        if isinstance(stmt.value, ast.Lambda):
+                            env.lambdas[target.id] = stmt.value
+        return env
+
+    def _index(self, body: list[ast.stmt], klass: ClassInfo | None, parent: FunctionInfo | None, prefix: str) -> None:
+        for stmt in body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                qual = f"{prefix}{stmt.name}"
+                info = FunctionInfo(stmt, qual, klass.node if klass is not None else None, parent)
+                self.functions.append(info)
+                self.by_node[id(stmt)] = info
+                if klass is not None and parent is None:
+                    klass.methods.setdefault(stmt.name, info)
+                elif klass is None and parent is None:
+                    self.module_functions.setdefault(stmt.name, info)
+                self._index(stmt.body, None, info, f"{qual}.")
+            elif isinstance(stmt, ast.ClassDef):
+                qual = f"{prefix}{stmt.name}"
+                info_c = ClassInfo(stmt, qual)
+                self.classes[id(stmt)] = info_c
+                self.class_by_name.setdefault(stmt.name, info_c)
+                self._index(stmt.body, info_c, parent, f"{qual}.")
+                info_c.optional_attrs = _optional_attributes(info_c)
+                for item in stmt.body:
+                    if isinstance(item, (ast.Assign, ast.AnnAssign)) and isinstance(item.value, ast.Lambda):
+                        for target in _targets(item):
+                            if isinstance(target, ast.Name):
+                                info_c.lambdas[target.id] = item.value
+            else:
+                for child in _child_blocks(stmt):
+                    self._index(child, klass, parent, prefix)
+
+    # ------------------------------------------------------------ origins
+
+    def origin(self, key: str, function: FunctionInfo | None) -> Null:
+        """Can ``key`` be None where it comes from, before anything in the function narrows it?"""
+        head, _, rest = key.partition(".")
+        if not rest:
+            scope = function
+            while scope is not None:
+                if head in scope.params:
+                    return Null.MAYBE if head in optional_params(scope.node) else Null.UNKNOWN
+                scope = scope.parent
+            return Null.MAYBE if head in self.optional_globals else Null.UNKNOWN
+        if head in ("self", "cls") and function is not None:
+            klass = self.class_of(function)
+            if klass is not None and any(key in c.optional_attrs for c in self.mro(klass)):
+                return Null.MAYBE
+        return Null.UNKNOWN
+
+    def mro(self, klass: ClassInfo) -> list[ClassInfo]:
+        """The class and its bases defined in this file (depth first, as far as names resolve here)."""
+        out: list[ClassInfo] = []
+        stack = [klass]
+        while stack and len(out) < 32:
+            c = stack.pop(0)
+            if c in out:
+                continue
+            out.append(c)
+            for base in c.node.bases:
+                name = dotted(base)
+                found = self.class_by_name.get(name.rpartition(".")[2]) if name else None
+                if found is not None:
+                    stack.append(found)
+        return out
+
+    def method(self, klass: ClassInfo, name: str) -> FunctionInfo | None:
+        for c in self.mro(klass):
+            if name in c.methods:
+                return c.methods[name]
+        return None
+
+    def class_of(self, function: FunctionInfo) -> ClassInfo | None:
+        scope: FunctionInfo | None = function
+        while scope is not None and scope.klass is None:
+            scope = scope.parent
+        return self.classes.get(id(scope.klass)) if scope is not None and scope.klass is not None else None
+
+    # ------------------------------------------------------------ local predicates and callees
+
+    def callee(self, call: ast.Call, function: FunctionInfo | None) -> FunctionInfo | None:
+        """The in-file function a call runs: `helper(...)`, `self.helper(...)`, `cls.helper(...)`, and
+        `Fn.apply(...)` of an autograd Function defined here (its `forward`)."""
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "apply" and isinstance(func.value, ast.Name):
+            klass = self.class_by_name.get(func.value.id)
+            if klass is not None and self.is_autograd(klass):
+                return self.method(klass, "forward")
+        if isinstance(func, ast.Name):
+            return self.module_functions.get(func.id)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and function is not None:
+            if func.value.id in ("self", "cls"):
+                klass = self.class_of(function)
+                if klass is not None:
+                    return self.method(klass, func.attr)
+        return None
+
+    def call_params(self, callee: FunctionInfo, call: ast.Call) -> list[str]:
+        """The parameters a call's positional arguments bind to (no self/cls/ctx)."""
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "apply":
+            return callee.params[1:]  # forward(ctx, ...)
+        return callee.params[1:] if callee.is_method else callee.params
+
+    def is_autograd(self, klass: ClassInfo) -> bool:
+        return any((dotted(b) or "").endswith("Function") for c in self.mro(klass) for b in c.node.bases)
+
+    def autograd_forward(self, function: FunctionInfo) -> FunctionInfo | None:
+        """For `backward` of an autograd Function here: its `forward` (whose `ctx.x = param` feed backward)."""
+        klass = self.class_of(function)
+        if klass is None or not self.is_autograd(klass) or function.node.name == "forward":
+            return None
+        return self.method(klass, "forward")
+
+    def ctx_params(self, forward: FunctionInfo) -> dict[str, str]:
+        """`ctx.group = group` in forward: ctx attribute -> forward parameter."""
+        out: dict[str, str] = {}
+        params = set(forward.params[1:])
+        for node in _statements(forward.node.body):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in params:
+                for t in node.targets:
+                    text = dotted(t)
+                    if text and text.startswith(forward.params[0] + ".") if forward.params else False:
+                        out[text.partition(".")[2]] = node.value.id
+        return out
+
+    def property_of(self, node: ast.expr, function: FunctionInfo | None) -> FunctionInfo | None:
+        """`self.tp_active` when it is a property of the enclosing class."""
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+                and function is not None):
+            klass = self.class_of(function)
+            if klass is not None:
+                method = self.method(klass, node.attr)
+                if method is not None and method.is_property:
+                    return method
+        return None
+
+    def lambda_of(self, call: ast.Call, function: FunctionInfo | None) -> ast.Lambda | None:
+        func = call.func
+        if isinstance(func, ast.Name):
+            return self.lambdas.get(func.id)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self" \
+                and function is not None:
+            klass = self.class_of(function)
+            return klass.lambdas.get(func.attr) if klass is not None else None
+        return None
+
+    # ------------------------------------------------------------ what None means, in words
+
+    def world_documented(self, name: str, function: FunctionInfo | None) -> bool:
+        """The function's docstring, or a comment in its class or function, says None is the world/default group
+        for this name."""
+        leaf = name.rpartition(".")[2]
+        scope: FunctionInfo | None = function
+        while scope is not None:
+            doc = ast.get_docstring(scope.node, clean=False) or ""
+            for line in _mentions(doc, leaf):
+                if _WORLD_DOC.search(line) and not _ABSENT_DOC.search(line):
+                    return True
+            scope = scope.parent
+        region = function.klass if function is not None and function.klass is not None else None
+        if region is None and function is not None:
+            region = self.class_of(function).node if self.class_of(function) is not None else None  # type: ignore[union-attr]
+        node: ast.AST | None = region or (function.node if function is not None else None)
+        if node is None:
+            return False
+        start, end = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
+        for line in self.ctx.source.lines[start - 1 : end]:
+            match = _COMMENT.search(line)
+            if match and leaf in match.group(1) and re.search(r"\bworld|default group|global group", match.group(1), re.I):
+                return True
+        return False
+
+    def absent_documented(self, name: str, function: FunctionInfo | None) -> bool:
+        leaf = name.rpartition(".")[2]
+        scope: FunctionInfo | None = function
+        klass = self.class_of(function) if function is not None else None
+        nodes: list[ast.AST] = []
+        while scope is not None:
+            nodes.append(scope.node)
+            scope = scope.parent
+        if klass is not None:
+            nodes.extend(m.node for m in klass.methods.values() if m.node.name == "__init__")
+        for node in nodes:
+            doc = ast.get_docstring(node, clean=False) or ""  # type: ignore[arg-type]
+            if any(_ABSENT_DOC.search(line) for line in _mentions(doc, leaf)):
+                return True
+        return False
+
+
+def _mentions(doc: str, leaf: str) -> Iterator[str]:
+    """The docstring paragraph lines that talk about ``leaf`` (its line and the two after it)."""
+    lines = doc.splitlines()
+    for i, line in enumerate(lines):
+        if leaf in line:
+            yield " ".join(lines[i : i + 3])
+
+
+def optional_params(function: FunctionNode) -> set[str]:
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    names: set[str] = set()
+    for arg, default in zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True):
+        if is_none(default):
+            names.add(arg.arg)
+    for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults, strict=True):  # None: no default
+        if kw_default is not None and is_none(kw_default):
+            names.add(arg.arg)
+    for arg in [*positional, *args.kwonlyargs]:
+        if arg.annotation is not None and optional_annotation(arg.annotation):
+            names.add(arg.arg)
+    return names
+
+
+def optional_annotation(node: ast.expr) -> bool:
+    """`Optional[X]`, `Union[X, None]`, `X | None`, `None`, or such a string annotation (parsed, never run)."""
+    if isinstance(node, ast.Constant):
+        if node.value is None:
+            return True
+        if isinstance(node.value, str) and len(node.value) < 200:
+            try:
+                return optional_annotation(ast.parse(node.value, mode="eval").body)
+            except (SyntaxError, ValueError, RecursionError):
+                return False
+        return False
+    if isinstance(node, ast.Subscript):
+        name = (dotted(node.value) or "").rsplit(".", 1)[-1]
+        if name == "Optional":
+            return True
+        if name == "Union":
+            elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            return any(is_none(e) for e in elts)
+        return False
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return optional_annotation(node.left) or optional_annotation(node.right)
+    return False
+
+
+def _optional_attributes(klass: ClassInfo) -> set[str]:
+    """`self.x` assigned None, an optional parameter, `getattr(..., None)` or a conditional with a None branch
+    anywhere in the class; class-level `x = None` / `x: Optional[...]` too."""
+    attrs: set[str] = set()
+    for item in klass.node.body:
+        if isinstance(item, (ast.Assign, ast.AnnAssign)):
+            annotated = isinstance(item, ast.AnnAssign) and optional_annotation(item.annotation)
+            if annotated or _may_be_none(item.value, set()):
+                attrs.update(f"self.{t.id}" for t in _targets(item) if isinstance(t, ast.Name))
+    for method in klass.methods.values():
+        params = optional_params(method.node)
+        for node in _statements(method.node.body):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                annotated = isinstance(node, ast.AnnAssign) and optional_annotation(node.annotation)
+                if annotated or _may_be_none(node.value, params):
+                    for target in _targets(node):
+                        text = dotted(target)
+                        if text and text.startswith("self."):
+                            attrs.add(text)
+    return attrs
+
+
+def _may_be_none(value: ast.expr | None, optional_names: set[str]) -> bool:
+    if value is None:
+        return False
+    if isinstance(value, ast.Constant):
+        return value.value is None
+    if isinstance(value, ast.Name):
+        return value.id in optional_names
+    if isinstance(value, ast.IfExp):
+        return _may_be_none(value.body, optional_names) or _may_be_none(value.orelse, optional_names)
+    if isinstance(value, ast.Call) and dotted(value.func) == "getattr" and len(value.args) == 3:
+        return is_none(value.args[2])
+    return False
+
+
+def _targets(node: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
+    if isinstance(node, ast.Assign):
+        out: list[ast.expr] = []
+        for t in node.targets:
+            out.extend(t.elts if isinstance(t, ast.Tuple) else [t])
+        return out
+    return [node.target]
+
+
+def _child_blocks(stmt: ast.stmt) -> Iterator[list[ast.stmt]]:
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(stmt, name, None)
+        if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+            yield block
+    for handler in getattr(stmt, "handlers", []) or []:
+        yield handler.body
+    for case in getattr(stmt, "cases", []) or []:
+        yield case.body
+
+
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Statements of a function body, nested blocks included, nested functions and classes excluded."""
+    stack = list(reversed(body))
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for block in _child_blocks(stmt):
+            stack.extend(reversed(block))

@@ -1,0 +1,847 @@
+"""Flow-sensitive facts per function.
+
+An abstract interpreter walks each function's statements in order, carrying a `State`: for every group
+expression (a canonical dotted key such as `self.tp_group`) whether it can be None here and which tests on the
+path established that it is not None, that its world size is above one, or that the predicate holds; which
+tests on a separately supplied size hold; which locals/attributes hold a size (and of what); which flags hold
+a guard; and which names alias a group. Branches narrow (`is None`, `==`, truthiness, `assert`, early exits,
+`and`/`or`, conditional expressions, flags, local predicates) and merge at joins.
+
+What it records (`Sites`): every collective with the facts that hold for its group, every call of an in-file
+function with the state there, every boolean chain with its atoms. Rules decide from these; they never walk
+the code themselves.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+
+from bot.analyze.context import Collective
+from bot.analyze.env import FunctionInfo, ModuleEnv
+from bot.analyze.names import dotted
+from bot.analyze.terms import (
+    UNREACHABLE,
+    Const,
+    NoneTest,
+    Null,
+    Separate,
+    SizeCompare,
+    SizeOf,
+    SizeTerm,
+    join_null,
+    none_test,
+    size_compare,
+)
+
+_SIZE_LIKE = re.compile(r"size|world|degree|parallel|num_|ranks|(^|_)ws($|_)|(^|_)(tp|dp|ep|mp|pp|sp|cp)$", re.I)
+_GROUP_LIKE = re.compile(r"group|(^|_)pg$|(^|_)pg_|process_group", re.I)
+_MAX_DEPTH = 8  # how deep flags / local predicates are expanded into one another
+
+
+@dataclass(frozen=True)
+class Check:
+    """A test that established a fact on the path: ``node`` is the atomic test, ``test`` the whole condition it
+    sits in, ``negated`` when the fact comes from that condition being False (an early exit, an else branch)."""
+
+    node: ast.expr
+    test: ast.expr
+    negated: bool
+    kind: str  # "none" | "size" | "pred" | "separate"
+    compare: SizeCompare | None = None
+    term: SizeTerm | None = None
+
+
+@dataclass(frozen=True)
+class Facts:
+    null: Null
+    nonnull: frozenset[Check] = frozenset()
+    size: frozenset[Check] = frozenset()
+    pred: frozenset[Check] = frozenset()
+
+    @property
+    def guarded(self) -> bool:
+        return bool(self.pred) or (bool(self.nonnull) and bool(self.size))
+
+
+class State:
+    """Facts at one point. Copied at branches (dicts are small: the groups a function touches)."""
+
+    __slots__ = ("aliases", "bottom", "flags", "groups", "same", "separate", "sizes", "world")
+
+    def __init__(self, bottom: bool = False) -> None:
+        self.bottom = bottom
+        self.groups: dict[str, Facts] = {}
+        self.separate: frozenset[Check] = frozenset()
+        self.aliases: dict[str, str] = {}
+        self.same: dict[str, str] = {}  # `self.g = g`: attribute -> the key it was assigned from (same object)
+        self.sizes: dict[str, SizeTerm] = {}
+        self.flags: dict[str, ast.expr] = {}
+        self.world: frozenset[str] = frozenset()
+
+    def copy(self) -> State:
+        s = State(self.bottom)
+        s.groups = dict(self.groups)
+        s.separate = self.separate
+        s.aliases = dict(self.aliases)
+        s.same = dict(self.same)
+        s.sizes = dict(self.sizes)
+        s.flags = dict(self.flags)
+        s.world = self.world
+        return s
+
+
+BOTTOM = State(bottom=True)
+
+
+@dataclass(frozen=True)
+class CollectiveSite:
+    call: ast.Call
+    collective: Collective
+    key: str | None  # canonical key of the group argument (None: no group, or not a name/attribute)
+    facts: Facts | None
+    separate: frozenset[Check]
+    world_fallback: bool  # the group was given an explicit world fallback on the path
+    statement: ast.stmt
+    result_used: bool
+    function: FunctionInfo | None
+    partial: bool = False
+    none_keys: frozenset[str] = frozenset()  # keys known to be None here (a world collective in `else:` of a None test)
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """A call of an in-file function, with the facts of every group key known there."""
+
+    call: ast.Call
+    callee: FunctionInfo
+    function: FunctionInfo | None
+    groups: dict[str, Facts]
+    separate: frozenset[Check]
+    arguments: dict[str, str | None]  # callee parameter -> canonical key of the argument passed
+
+
+@dataclass(frozen=True)
+class Atom:
+    index: int
+    node: ast.expr
+    key: str
+    kind: str  # "none" | "size"
+    is_none: bool = False  # for "none": True when the atom is True for an absent group
+    compare: SizeCompare | None = None
+    term: SizeOf | None = None
+
+
+@dataclass(frozen=True)
+class ChainSite:
+    node: ast.BoolOp
+    atoms: tuple[Atom, ...]
+    function: FunctionInfo | None
+
+
+@dataclass(frozen=True)
+class SizeQuery:
+    """A world-size query of a group (`get_world_size(g)`), with the facts of g there (evidence of what None
+    means: authors check None before asking a size only where None means absent)."""
+
+    call: ast.Call
+    key: str
+    facts: Facts
+    function: FunctionInfo | None
+
+
+@dataclass
+class Sites:
+    collectives: dict[int, CollectiveSite] = field(default_factory=dict)
+    calls: dict[int, CallSite] = field(default_factory=dict)
+    chains: dict[int, ChainSite] = field(default_factory=dict)
+    sizes: dict[int, SizeQuery] = field(default_factory=dict)
+    predicate_calls: set[int] = field(default_factory=set)
+
+
+@dataclass
+class Summary:
+    """Per class: what each method leaves in `self.*` (sizes and flags), merged over methods."""
+
+    sizes: dict[str, SizeTerm] = field(default_factory=dict)
+    flags: dict[str, ast.expr] = field(default_factory=dict)
+
+
+class Walker:
+    """Runs one function (or the module body) and records its sites into a shared `Sites`."""
+
+    def __init__(self, env: ModuleEnv, function: FunctionInfo | None, sites: Sites,
+                 summaries: dict[int, Summary], group_keys: frozenset[str]) -> None:
+        self.env = env
+        self.ctx = env.ctx
+        self.function = function
+        self.sites = sites
+        self.summaries = summaries
+        self.group_keys = group_keys
+        self.loops: list[tuple[list[State], list[State]]] = []  # (breaks, continues)
+        self.exits: list[State] = []
+        self.depth = 0
+        klass = env.class_of(function) if function is not None else None
+        self.summary = summaries.get(id(klass.node)) if klass is not None else None
+
+    # ================================================================ driver
+
+    def run(self) -> State:
+        body = self.function.node.body if self.function is not None else self.ctx.source.tree.body
+        end = self.block(body, State())
+        for state in self.exits:
+            end = join(end, state, self)
+        return end
+
+    # ================================================================ statements
+
+    def block(self, stmts: list[ast.stmt], state: State) -> State:
+        for stmt in stmts:
+            if state.bottom:
+                break
+            state = self.statement(stmt, state)
+        return state
+
+    def statement(self, stmt: ast.stmt, s: State) -> State:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for d in stmt.decorator_list:
+                self.expr(d, s, stmt)
+            if not isinstance(stmt, ast.ClassDef):
+                s = s.copy()
+                self.kill(s, stmt.name)
+            return s  # their bodies are walked as functions of their own
+        if isinstance(stmt, ast.If):
+            self.expr(stmt.test, s, stmt)
+            then = self.block(stmt.body, self.assume(s, stmt.test, True, stmt.test, False))
+            other = self.block(stmt.orelse, self.assume(s, stmt.test, False, stmt.test, True))
+            return join(then, other, self)
+        if isinstance(stmt, ast.While):
+            return self.loop(stmt, s, stmt.test)
+        if isinstance(stmt, (ast.For, ast.AsyncFor)):
+            self.expr(stmt.iter, s, stmt)
+            return self.loop(stmt, s, None)
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            for item in stmt.items:
+                self.expr(item.context_expr, s, stmt)
+                if item.optional_vars is not None:
+                    s = s.copy()
+                    self.kill_target(s, item.optional_vars)
+            return self.block(stmt.body, s)
+        if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            t: ast.Try = stmt  # type: ignore[assignment]
+            body = self.block(t.body, s)
+            anywhere = join(s, body, self)  # an exception can leave the body at any point
+            ends = [self.block(t.orelse, body)]
+            for handler in t.handlers:
+                h = anywhere.copy() if not anywhere.bottom else anywhere
+                if handler.name and not h.bottom:
+                    self.kill(h, handler.name)
+                ends.append(self.block(handler.body, h))
+            out = BOTTOM
+            for e in ends:
+                out = join(out, e, self)
+            return self.block(t.finalbody, out) if t.finalbody else out
+        if isinstance(stmt, ast.Match):
+            self.expr(stmt.subject, s, stmt)
+            out = s  # no case matched
+            for case in stmt.cases:
+                out = join(out, self.block(case.body, s), self)
+            return out
+        if isinstance(stmt, ast.Assert):
+            self.expr(stmt.test, s, stmt)
+            return self.assume(s, stmt.test, True, stmt.test, False)
+        if isinstance(stmt, (ast.Return, ast.Raise)):
+            value = stmt.value if isinstance(stmt, ast.Return) else stmt.exc
+            if value is not None:
+                self.expr(value, s, stmt)
+            if isinstance(stmt, ast.Return):
+                self.exits.append(s)
+            return BOTTOM
+        if isinstance(stmt, ast.Break):
+            if self.loops:
+                self.loops[-1][0].append(s)
+            return BOTTOM
+        if isinstance(stmt, ast.Continue):
+            if self.loops:
+                self.loops[-1][1].append(s)
+            return BOTTOM
+        if isinstance(stmt, ast.Assign):
+            self.expr(stmt.value, s, stmt)
+            s = s.copy()
+            for target in stmt.targets:
+                self.assign(s, target, stmt.value)
+            return s
+        if isinstance(stmt, ast.AnnAssign):
+            if stmt.value is not None:
+                self.expr(stmt.value, s, stmt)
+                s = s.copy()
+                self.assign(s, stmt.target, stmt.value)
+            return s
+        if isinstance(stmt, ast.AugAssign):
+            self.expr(stmt.value, s, stmt)
+            s = s.copy()
+            self.kill_target(s, stmt.target)
+            return s
+        if isinstance(stmt, ast.Delete):
+            s = s.copy()
+            for target in stmt.targets:
+                self.kill_target(s, target)
+            return s
+        if isinstance(stmt, ast.Expr):
+            self.expr(stmt.value, s, stmt)
+            return s
+        return s  # pass, import, global, nonlocal, type aliases
+
+    def loop(self, stmt: ast.While | ast.For | ast.AsyncFor, s: State, test: ast.expr | None) -> State:
+        entry = s
+        if isinstance(stmt, (ast.For, ast.AsyncFor)):
+            entry = s.copy()
+            self.kill_target(entry, stmt.target)
+        end = entry
+        breaks: list[State] = []
+        for _ in range(2):  # the second pass sees what one iteration changes (a group reassigned in the body)
+            self.loops.append(([], []))
+            head = entry
+            if test is not None:
+                self.expr(test, head, stmt)
+                head = self.assume(head, test, True, test, False)
+            end = self.block(stmt.body, head)
+            breaks, continues = self.loops.pop()
+            for c in continues:
+                end = join(end, c, self)
+            entry = join(entry, end, self)
+        out = entry if test is None else self.assume(entry, test, False, test, True)
+        out = self.block(stmt.orelse, out)
+        for b in breaks:
+            out = join(out, b, self)
+        return out
+
+    # ================================================================ assignments
+
+    def assign(self, s: State, target: ast.expr, value: ast.expr) -> None:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            values = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) else None
+            for i, t in enumerate(target.elts):
+                if values is not None:
+                    self.assign(s, t, values[i])
+                else:
+                    self.kill_target(s, t)
+            return
+        text = dotted(target)
+        if text is None:
+            if isinstance(target, ast.Starred):
+                self.kill_target(s, target.value)
+            return
+        # Read the value in the state before the target is killed: `g = g or WORLD` reads the old g.
+        null, copied, world = self.value_null(value, s)
+        term = self.term(value, s)
+        flag = value if _is_guard_like(value) else None
+        alias = self.canon(value, s) if isinstance(value, (ast.Name, ast.Attribute)) else None
+        self.kill(s, text)
+        if isinstance(term, SizeOf):
+            if term.when_none is None and self.facts(s, term.group).null == Null.NOT_NONE:
+                term = replace(term, when_none=UNREACHABLE)  # only ever computed for a present group
+            s.sizes[text] = replace(term, via=text)
+        elif term is not None:
+            s.sizes[text] = term
+        if flag is not None:
+            s.flags[text] = flag
+        s.groups[text] = copied if copied is not None else Facts(null)  # the origin no longer applies
+        if world:
+            s.world = s.world | {text}
+        if alias is not None and alias != text:
+            if "." not in text:
+                s.aliases[text] = alias
+            else:
+                s.same[text] = alias
+
+    def value_null(self, value: ast.expr, s: State) -> tuple[Null, Facts | None, bool]:
+        """(None-ness of an assigned value, the facts it carries when it is a group key, whether it falls back
+        to the world group)."""
+        if isinstance(value, ast.Constant):
+            return (Null.NONE if value.value is None else Null.NOT_NONE), None, False
+        if self.ctx.is_world(value):
+            return Null.NOT_NONE, None, True
+        if isinstance(value, (ast.Name, ast.Attribute)):
+            key = self.canon(value, s)
+            if key is not None:
+                return self.facts(s, key).null, self.facts(s, key), key in s.world
+        if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or):
+            last = value.values[-1]
+            null, _, _ = self.value_null(last, s)
+            world = self.ctx.is_world(last) or any(self.ctx.is_world(v) for v in value.values[1:])
+            return (Null.NOT_NONE if world or null == Null.NOT_NONE else Null.UNKNOWN), None, world
+        if isinstance(value, ast.IfExp):
+            a, _, wa = self.value_null(value.body, self.assume(s, value.test, True, value.test, False))
+            b, _, wb = self.value_null(value.orelse, self.assume(s, value.test, False, value.test, True))
+            world = (wa or wb) or self.ctx.is_world(value.body) or self.ctx.is_world(value.orelse)
+            return join_null(a, b), None, world
+        if isinstance(value, ast.Call):
+            if self.ctx.is_world(value):
+                return Null.NOT_NONE, None, True
+            if dotted(value.func) == "getattr" and len(value.args) == 3 and _const_none(value.args[2]):
+                return Null.MAYBE, None, False
+        if isinstance(value, ast.NamedExpr):
+            return self.value_null(value.value, s)
+        if self.ctx.is_world(value):
+            return Null.NOT_NONE, None, True
+        return Null.UNKNOWN, None, False
+
+    def kill(self, s: State, text: str) -> None:
+        prefix = text + "."
+        for table in (s.groups, s.sizes, s.flags):
+            for key in [k for k in table if k == text or k.startswith(prefix)]:
+                del table[key]
+        for name in [n for n, target in s.aliases.items() if n == text or target == text or target.startswith(prefix)]:
+            del s.aliases[name]
+        for name in [n for n, target in s.same.items() if n == text or n.startswith(prefix) or target == text]:
+            del s.same[name]
+        if text in s.world:
+            s.world = s.world - {text}
+
+    def kill_target(self, s: State, target: ast.expr) -> None:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for t in target.elts:
+                self.kill_target(s, t)
+            return
+        if isinstance(target, ast.Starred):
+            self.kill_target(s, target.value)
+            return
+        text = dotted(target)
+        if text is not None:
+            self.kill(s, text)
+
+    # ================================================================ keys and facts
+
+    def canon(self, node: ast.expr, s: State) -> str | None:
+        if isinstance(node, ast.Call) and dotted(node.func) == "getattr" and len(node.args) in (2, 3) \
+                and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+            base = self.canon(node.args[0], s)  # `getattr(self, "pg", None)` is `self.pg`
+            return f"{base}.{node.args[1].value}" if base is not None else None
+        text = dotted(node)
+        if text is None:
+            return None
+        head, dot, rest = text.partition(".")
+        target = s.aliases.get(head)
+        return f"{target}{dot}{rest}" if target is not None else text
+
+    def facts(self, s: State, key: str) -> Facts:
+        found = s.groups.get(key)
+        if found is not None:
+            return found
+        return Facts(self.env.origin(key, self.function))
+
+    def is_group(self, key: str) -> bool:
+        return key in self.group_keys or bool(_GROUP_LIKE.search(key.rpartition(".")[2]))
+
+    # ================================================================ size terms
+
+    def term(self, node: ast.expr, s: State) -> SizeTerm | None:
+        """What a size-valued expression measures (None when it is not size-like at all)."""
+        if isinstance(node, ast.NamedExpr):
+            return self.term(node.value, s)
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return Const(node.value)
+        group = self.ctx.world_size_group(node)
+        if group is not None:
+            key = self.canon(group, s)
+            if key is None:
+                return Separate("mpu-size", dotted(group) or "a call")  # `get_world_size(group=mpu.get_x())`
+            return SizeOf(key, None)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size" \
+                and not node.args and not node.keywords:
+            key = self.canon(node.func.value, s)
+            if key is not None and self.is_group(key):
+                return SizeOf(key, UNREACHABLE)  # `None.size()` raises: it is only ever a present group's size
+        if isinstance(node, ast.Call):
+            name = dotted(node.func) or ""
+            if name == "len":
+                return Separate("len", "len(...)")
+            if self.ctx.comm_function(node) == "get_world_size":
+                return Separate("world", "get_world_size()")  # no group: the world size, not a group's
+            return Separate("getter", name) if _SIZE_LIKE.search(name.rpartition(".")[2]) else None
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            text = dotted(node)
+            key = self.canon(node, s) or text
+            if key is not None and key in s.sizes:
+                return s.sizes[key]
+            if text is not None and text in s.sizes:
+                return s.sizes[text]
+            if key is not None and key.startswith("self.") and self.summary is not None and key in self.summary.sizes:
+                return self.summary.sizes[key]
+            prop = self.env.property_of(node, self.function)
+            if prop is not None:
+                body = _single_return(prop.node)
+                if body is not None and self.depth < _MAX_DEPTH:
+                    self.depth += 1
+                    try:
+                        inner = self.term(body, State())
+                    finally:
+                        self.depth -= 1
+                    if isinstance(inner, SizeOf):
+                        return replace(inner, via=text)
+            leaf = (text or "").rpartition(".")[2]
+            if isinstance(node, ast.Name) and self.function is not None and node.id in self.function.params:
+                return Separate("argument", node.id) if _SIZE_LIKE.search(leaf) else None
+            return Separate("supplied", text or "") if _SIZE_LIKE.search(leaf) else None
+        if isinstance(node, ast.BinOp):
+            parts = [self.term(node.left, s), self.term(node.right, s)]
+            if any(p is not None and not isinstance(p, Const) for p in parts):
+                return Separate("arithmetic", "arithmetic")
+            return None
+        if isinstance(node, ast.IfExp):
+            a_state = self.assume(s, node.test, True, node.test, False)
+            b_state = self.assume(s, node.test, False, node.test, True)
+            return join_term(self.term(node.body, a_state), a_state, self.term(node.orelse, b_state), b_state, self)
+        return None
+
+    # ================================================================ narrowing
+
+    def assume(self, s: State, test: ast.expr, value: bool, whole: ast.expr, negated: bool) -> State:
+        """The state in which ``test`` evaluated to ``value``. ``whole``/``negated`` describe the condition the
+        facts come from (for reporting)."""
+        if s.bottom:
+            return s
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self.assume(s, test.operand, not value, whole, negated)
+        if isinstance(test, ast.BoolOp):
+            conj = isinstance(test.op, ast.And)
+            if conj == value:  # every operand has the value
+                for v in test.values:
+                    s = self.assume(s, v, value, whole, negated)
+                return s
+            out = BOTTOM  # some operand has the other value, all before it had this one
+            cur = s
+            for v in test.values:
+                out = join(out, self.assume(cur, v, not conj, whole, negated), self)
+                cur = self.assume(cur, v, conj, whole, negated)
+            return out
+        if isinstance(test, ast.NamedExpr):
+            s = self.assume(s, test.value, value, whole, negated)
+            s = s.copy()
+            self.assign(s, test.target, test.value)
+            return s
+        return self.atom(s, test, value, whole, negated)
+
+    def atom(self, s: State, node: ast.expr, value: bool, whole: ast.expr, negated: bool) -> State:
+        nt = none_test(node)
+        if nt is not None:
+            return self._none(s, nt.target, nt.is_none != value, Check(node, whole, negated, "none"), nt)
+        compare = size_compare(node)
+        if compare is not None:
+            term = self.term(compare.term, s)
+            multi = compare.positive == value  # this branch is the multi-rank (or non-member) side
+            if isinstance(term, SizeOf):
+                if not multi:
+                    return s
+                s = s.copy()
+                check = Check(node, whole, negated, "size", compare, term)
+                f = self.facts(s, term.group)
+                nonnull, null = f.nonnull, f.null
+                if term.none_safe:
+                    nonnull, null = nonnull | {check}, Null.NOT_NONE
+                s.groups[term.group] = Facts(null, nonnull, f.size | {check}, f.pred)
+                return s
+            if isinstance(term, Separate) and multi:
+                s = s.copy()
+                s.separate = s.separate | {Check(node, whole, negated, "separate", compare, term)}
+                return s
+            return s
+        if isinstance(node, ast.Call):
+            if self.ctx.is_predicate(node) and node.args:
+                key = self.canon(node.args[0], s)
+                if key is not None and value:
+                    s = s.copy()
+                    f = self.facts(s, key)
+                    s.groups[key] = Facts(Null.NOT_NONE, f.nonnull, f.size, f.pred | {Check(node, whole, negated, "pred")})
+                return s
+            return self._expand_call(s, node, value, whole, negated)
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            key = self.canon(node, s)
+            if key is None:
+                return s
+            flag = s.flags.get(key)
+            if flag is None and key.startswith("self.") and self.summary is not None:
+                flag = self.summary.flags.get(key)
+            if flag is not None and self.depth < _MAX_DEPTH:
+                return self._expanded(s, flag, value, whole, negated, {})
+            prop = self.env.property_of(node, self.function)
+            if prop is not None:
+                body = _single_return(prop.node)
+                if body is not None and self.depth < _MAX_DEPTH:
+                    return self._expanded(s, body, value, whole, negated, {})
+            if self.is_group(key):
+                return self._none(s, node, value, Check(node, whole, negated, "none"), NoneTest(node, is_none=False))
+        return s
+
+    def _none(self, s: State, target: ast.expr, present: bool, check: Check, test: NoneTest) -> State:
+        key = self.canon(target, s)
+        if key is None:
+            return s
+        s = s.copy()
+        for k in self.equal(s, key):
+            f = self.facts(s, k)
+            if present:
+                s.groups[k] = Facts(Null.NOT_NONE, f.nonnull | {check}, f.size, f.pred)
+            else:
+                s.groups[k] = Facts(Null.MAYBE if _truthiness(check) else Null.NONE)
+        return s
+
+    def equal(self, s: State, key: str) -> set[str]:
+        """The key and the keys known to hold the same object (`self.g = g`)."""
+        out = {key}
+        if key in s.same:
+            out.add(s.same[key])
+        out.update(a for a, b in s.same.items() if b == key)
+        return out
+
+    def _expand_call(self, s: State, call: ast.Call, value: bool, whole: ast.expr, negated: bool) -> State:
+        """A local predicate as a test: `_tp_active(g)`, `self._is_parallel()`, a lambda: narrow by its body with
+        parameters bound to the arguments."""
+        if self.depth >= _MAX_DEPTH:
+            return s
+        lam = self.env.lambda_of(call, self.function)
+        if lam is not None:
+            params = [a.arg for a in lam.args.args]
+            return self._expanded(s, lam.body, value, whole, negated, _bind(params, call, s, self))
+        callee = self.env.callee(call, self.function)
+        if callee is None:
+            return s
+        body = _single_return(callee.node)
+        if body is None:
+            return s
+        params = self.env.call_params(callee, call)
+        return self._expanded(s, body, value, whole, negated, _bind(params, call, s, self))
+
+    def _expanded(self, s: State, body: ast.expr, value: bool, whole: ast.expr, negated: bool,
+                  binding: dict[str, str]) -> State:
+        saved = {name: s.aliases.get(name) for name in binding}
+        s = s.copy()
+        s.aliases.update(binding)
+        self.depth += 1
+        try:
+            out = self.assume(s, body, value, whole, negated)
+        finally:
+            self.depth -= 1
+        if out.bottom:
+            return out
+        out = out.copy()
+        for name, old in saved.items():
+            if old is None:
+                out.aliases.pop(name, None)
+            else:
+                out.aliases[name] = old
+        return out
+
+    # ================================================================ expressions
+
+    def expr(self, node: ast.expr, s: State, stmt: ast.stmt) -> None:
+        """Record the sites in an expression; `and`/`or` and conditional expressions narrow what they contain."""
+        if s.bottom:
+            return
+        if isinstance(node, ast.BoolOp):
+            self.chain(node, s)
+            conj = isinstance(node.op, ast.And)
+            cur = s
+            for v in node.values:
+                self.expr(v, cur, stmt)
+                cur = self.assume(cur, v, conj, v, not conj)
+                if cur.bottom:
+                    break
+            return
+        if isinstance(node, ast.IfExp):
+            self.expr(node.test, s, stmt)
+            self.expr(node.body, self.assume(s, node.test, True, node.test, False), stmt)
+            self.expr(node.orelse, self.assume(s, node.test, False, node.test, True), stmt)
+            return
+        if isinstance(node, ast.Lambda):
+            return  # runs later, elsewhere
+        if isinstance(node, ast.Call):
+            self.call(node, s, stmt)
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                self.expr(child, s, stmt)
+            elif isinstance(child, ast.keyword):
+                self.expr(child.value, s, stmt)
+            elif isinstance(child, ast.comprehension):
+                self.expr(child.iter, s, stmt)
+
+    def call(self, call: ast.Call, s: State, stmt: ast.stmt) -> None:
+        ctx = self.ctx
+        if ctx.is_predicate(call):
+            self.sites.predicate_calls.add(id(call))
+            return
+        coll = ctx.collective(call)
+        partial = False
+        if coll is None:
+            coll = ctx.partial_collective(call)
+            partial = coll is not None
+        if coll is not None:
+            key = self.canon(coll.group, s) if coll.group is not None else None
+            used = not (isinstance(stmt, ast.Expr) and stmt.value is call)
+            world_call = coll.group is None or _const_none(coll.group) or ctx.is_world(coll.group)
+            none_keys = frozenset(k for k, f in s.groups.items() if f.null == Null.NONE) if world_call else frozenset()
+            self.sites.collectives[id(call)] = CollectiveSite(
+                call, coll, key, self.facts(s, key) if key is not None else None, s.separate,
+                key is not None and key in s.world, stmt, used, self.function, partial, none_keys)
+            return
+        group = ctx.world_size_group(call)
+        if group is not None:
+            key = self.canon(group, s)
+            if key is not None:
+                self.sites.sizes[id(call)] = SizeQuery(call, key, self.facts(s, key), self.function)
+            return
+        callee = self.env.callee(call, self.function)
+        if callee is not None:
+            params = self.env.call_params(callee, call)
+            arguments: dict[str, str | None] = {}
+            for i, arg in enumerate(call.args):
+                if i < len(params) and not isinstance(arg, ast.Starred):
+                    arguments[params[i]] = self.canon(arg, s)
+            for kw in call.keywords:
+                if kw.arg is not None:
+                    arguments[kw.arg] = self.canon(kw.value, s)
+            keys = {k for k in arguments.values() if k is not None} | {k for k in s.groups}
+            self.sites.calls[id(call)] = CallSite(
+                call, callee, self.function, {k: self.facts(s, k) for k in keys}, s.separate, arguments)
+
+    def chain(self, node: ast.BoolOp, s: State) -> None:
+        atoms: list[Atom] = []
+        conj = isinstance(node.op, ast.And)
+        cur = s
+        for i, v in enumerate(node.values):
+            atom = self.classify(i, v, cur)
+            if atom is not None:
+                atoms.append(atom)
+            cur = self.assume(cur, v, conj, v, not conj)
+            if cur.bottom:
+                cur = s
+        if atoms:
+            self.sites.chains[id(node)] = ChainSite(node, tuple(atoms), self.function)
+
+    def classify(self, index: int, node: ast.expr, s: State) -> Atom | None:
+        nt = none_test(node)
+        if nt is not None:
+            key = self.canon(nt.target, s)
+            return Atom(index, node, key, "none", is_none=nt.is_none) if key is not None else None
+        compare = size_compare(node)
+        if compare is not None:
+            term = self.term(compare.term, s)
+            if isinstance(term, SizeOf):
+                return Atom(index, node, term.group, "size", compare=compare, term=term)
+            return None
+        inner = node.operand if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) else node
+        if isinstance(inner, (ast.Name, ast.Attribute)):
+            key = self.canon(inner, s)
+            if key is not None and self.is_group(key):
+                return Atom(index, node, key, "none", is_none=inner is not node)
+        return None
+
+
+# ==================================================================== joins
+
+
+def join(a: State, b: State, w: Walker) -> State:
+    if a.bottom:
+        return b
+    if b.bottom:
+        return a
+    if a is b:
+        return a
+    out = State()
+    for key in a.groups.keys() | b.groups.keys():
+        fa, fb = w.facts(a, key), w.facts(b, key)
+        out.groups[key] = Facts(
+            join_null(fa.null, fb.null),
+            fa.nonnull | fb.nonnull if fa.nonnull and fb.nonnull else frozenset(),
+            fa.size | fb.size if fa.size and fb.size else frozenset(),
+            fa.pred | fb.pred if fa.pred and fb.pred else frozenset(),
+        )
+    out.separate = a.separate | b.separate if a.separate and b.separate else frozenset()
+    out.aliases = {k: v for k, v in a.aliases.items() if b.aliases.get(k) == v}
+    out.same = {k: v for k, v in a.same.items() if b.same.get(k) == v}
+    for key in a.sizes.keys() | b.sizes.keys():
+        term = join_term(a.sizes.get(key), a, b.sizes.get(key), b, w)
+        if term is not None:
+            out.sizes[key] = term
+    out.flags = {k: v for k, v in a.flags.items() if b.flags.get(k) is v}
+    out.world = a.world | b.world
+    return out
+
+
+def join_term(ta: SizeTerm | None, a: State, tb: SizeTerm | None, b: State, w: Walker) -> SizeTerm | None:
+    """Merge what a size holds on two paths: `ws(g)` where g is present with `1` where it is absent is the
+    None-safe size of g (`ws(g) if g is not None else 1`)."""
+    if ta == tb:
+        return ta
+    if ta is None or tb is None:
+        return None
+    for x, xs, y, ys in ((ta, a, tb, b), (tb, b, ta, a)):
+        if isinstance(x, SizeOf) and isinstance(y, Const):
+            null_x, null_y = w.facts(xs, x.group).null, w.facts(ys, x.group).null
+            if null_y == Null.NONE and null_x == Null.NOT_NONE:
+                return SizeOf(x.group, y.value, x.via)
+            if null_y == Null.NONE:
+                return SizeOf(x.group, y.value if x.when_none in (None, UNREACHABLE) else None, x.via)
+        if isinstance(x, SizeOf) and isinstance(y, SizeOf) and x.group == y.group:
+            return SizeOf(x.group, x.when_none if y.when_none == UNREACHABLE else y.when_none, x.via or y.via)
+    if isinstance(ta, Separate) or isinstance(tb, Separate):
+        return ta if isinstance(ta, Separate) else tb
+    return None
+
+
+# ==================================================================== helpers
+
+
+def _single_return(function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.expr | None:
+    body = function.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # docstring
+    if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
+        return body[0].value
+    return None
+
+
+def _bind(params: list[str], call: ast.Call, s: State, w: Walker) -> dict[str, str]:
+    binding: dict[str, str] = {}
+    for i, arg in enumerate(call.args):
+        if i < len(params):
+            key = w.canon(arg, s)
+            if key is not None:
+                binding[params[i]] = key
+    for kw in call.keywords:
+        if kw.arg in params:
+            key = w.canon(kw.value, s)
+            if key is not None:
+                binding[kw.arg] = key
+    return binding
+
+
+def _is_guard_like(value: ast.expr) -> bool:
+    """A boolean built from None tests, size comparisons or the predicate: worth keeping as a flag."""
+    for node in _walk_bool(value):
+        if none_test(node) is not None or size_compare(node) is not None or isinstance(node, ast.Call):
+            return True
+    return False
+
+
+def _walk_bool(node: ast.expr) -> Iterator[ast.expr]:
+    if isinstance(node, ast.BoolOp):
+        for v in node.values:
+            yield from _walk_bool(v)
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        yield from _walk_bool(node.operand)
+    elif isinstance(node, ast.Compare):
+        yield node
+    elif isinstance(node, ast.Call) and isinstance(node, ast.Call):
+        yield node
+
+
+def _truthiness(check: Check) -> bool:  # `if g:` rather than `g is None`
+    return none_test(check.node) is None
+
+
+def _const_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None

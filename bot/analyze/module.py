@@ -1,0 +1,159 @@
+"""Run the flow analysis over one module: which functions, in which order, and the in-file call summaries.
+
+Only functions that touch a relevant line (a collective, a world-size query, the predicate) are walked; classes
+are walked twice when a method caches a size or a flag on the instance that other methods read; callers of
+helpers that run a collective on a parameter or attribute are walked too.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+from dataclasses import dataclass, field
+
+from bot.analyze.context import Context
+from bot.analyze.env import FunctionInfo, ModuleEnv
+from bot.analyze.flow import Sites, Summary, Walker, join_term
+from bot.analyze.terms import Separate, SizeOf
+
+_GROUP_ARG = re.compile(r"\bgroup\s*=\s*([A-Za-z_][\w.]*)|get_world_size\(\s*(?:group\s*=\s*)?([A-Za-z_][\w.]*)")
+
+
+@dataclass
+class ModuleFacts:
+    ctx: Context
+    env: ModuleEnv
+    sites: Sites
+    walked: set[int] = field(default_factory=set)  # ids of function nodes walked
+
+
+def analyze_module(ctx: Context) -> ModuleFacts:
+    env = ModuleEnv.of(ctx)
+    sites = Sites()
+    facts = ModuleFacts(ctx, env, sites)
+    source = ctx.source
+    group_keys = frozenset(m.group(1) or m.group(2) for m in _GROUP_ARG.finditer(source.text))
+    summaries: dict[int, Summary] = {}
+
+    hot = [f for f in env.functions if _spans_hot(source.hot_lines, f.node)]
+    by_class: dict[int, list[FunctionInfo]] = {}
+    for f in hot:
+        if f.klass is not None and f.parent is None:
+            by_class.setdefault(id(f.klass), []).append(f)
+
+    def walk(function: FunctionInfo) -> None:
+        Walker(env, function, sites, summaries, group_keys).run()
+        facts.walked.add(id(function.node))
+
+    # Pass A: methods that may cache sizes/flags on the instance; their end states make the class summary.
+    for class_id, methods in by_class.items():
+        summary = Summary()
+        summaries[class_id] = summary
+        for method in methods:
+            if not _assigns_self(method.node):
+                continue
+            end = Walker(env, method, sites, summaries, group_keys).run()
+            facts.walked.add(id(method.node))
+            for key, term in end.sizes.items():
+                if key.startswith("self.") and isinstance(term, SizeOf) and not term.group.startswith("self."):
+                    # `self.g = g` then `self.ws = ws(g)`: across methods only the attribute names the group
+                    owner = next((a for a, b in end.same.items() if b == term.group and a.startswith("self.")), None)
+                    if owner is None:
+                        continue
+                    term = SizeOf(owner, term.when_none, term.via)
+                if key.startswith("self."):
+                    merged = term if key not in summary.sizes else _merge(summary.sizes[key], term)
+                    if merged is not None:
+                        summary.sizes[key] = merged
+                    else:
+                        summary.sizes.pop(key, None)
+            for key, flag in end.flags.items():
+                if key.startswith("self."):
+                    summary.flags[key] = flag
+
+    # Subclasses in this file inherit what their bases cache.
+    for info in env.classes.values():
+        chain = env.mro(info)
+        if len(chain) > 1:
+            merged = Summary()
+            for c in reversed(chain):
+                own = summaries.get(id(c.node))
+                if own is not None:
+                    merged.sizes.update(own.sizes)
+                    merged.flags.update(own.flags)
+            summaries[id(info.node)] = merged
+
+    # Pass B: everything hot (again for methods of pass A that read what the summary now knows).
+    for f in hot:
+        if id(f.node) in facts.walked and not _reads_summary(f, summaries):
+            continue
+        walk(f)
+    if any(_spans_hot(source.hot_lines, s) for s in source.tree.body
+           if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))):
+        Walker(env, None, sites, summaries, group_keys).run()
+
+    # Pass C: callers of helpers whose collective runs on a parameter or an attribute.
+    helpers = {id(site.function.node): site.function for site in sites.collectives.values()
+               if site.function is not None and site.key is not None and site.facts is not None
+               and not site.facts.guarded}
+    if helpers:
+        names = set()
+        for f in helpers.values():
+            names.add(f.node.name)
+            klass = env.class_of(f)
+            if klass is not None and env.is_autograd(klass):
+                names.add(f"{klass.node.name}.apply")
+        pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\s*\(")
+        lines = _matching_lines(source.text, pattern)
+        for f in env.functions:
+            if id(f.node) not in facts.walked and _spans_hot(lines, f.node):
+                walk(f)
+    return facts
+
+
+def _merge(a: SizeOf | Separate | object, b: object) -> SizeOf | Separate | None:
+    if a == b:
+        return a  # type: ignore[return-value]
+    if isinstance(a, SizeOf) and isinstance(b, SizeOf) and a.group == b.group:
+        return a if a.none_safe and b.none_safe else SizeOf(a.group, None, a.via)
+    return None
+
+
+def _spans_hot(hot_lines: list[int], node: ast.AST) -> bool:
+    start = node.lineno  # type: ignore[attr-defined]
+    end = node.end_lineno or start  # type: ignore[attr-defined]
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.decorator_list:
+        start = min(start, *(d.lineno for d in node.decorator_list))
+    i = bisect.bisect_left(hot_lines, start)
+    return i < len(hot_lines) and hot_lines[i] <= end
+
+
+def _assigns_self(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    for node in ast.walk(function):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                    return True
+    return False
+
+
+def _reads_summary(f: FunctionInfo, summaries: dict[int, Summary]) -> bool:
+    summary = summaries.get(id(f.klass)) if f.klass is not None else None
+    if summary is None or not (summary.sizes or summary.flags):
+        return False
+    attrs = {k.partition(".")[2] for k in (*summary.sizes, *summary.flags)}
+    for node in ast.walk(f.node):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and node.attr in attrs:
+            return True
+    return False
+
+
+def _matching_lines(text: str, pattern: re.Pattern[str]) -> list[int]:
+    from bot.analyze.source import _hot_lines
+
+    return _hot_lines(text, pattern)
+
+
+__all__ = ["ModuleFacts", "analyze_module", "join_term"]

@@ -1,0 +1,66 @@
+"""Shared by PG101 and PG102: report a full guard found in one chain or spread over several tests."""
+
+from __future__ import annotations
+
+from bot.analyze.rules.base import Reporter, code_span
+from bot.analyze.verdicts import Pair, Split
+from bot.model import Rule, Span
+
+
+def report_pair(r: Reporter, rule: Rule, pair: Pair) -> None:
+    node = pair.chain.node
+    first, last = sorted((pair.none, pair.size), key=lambda a: a.index)
+    start, end = r.span(first.node), r.span(last.node)
+    span = r.span(node) if len(node.values) == 2 else Span(start.line, start.col, end.end_line, end.end_col)
+    compare = pair.size.compare
+    assert compare is not None
+    group = pair.none.key
+    text = r.text(node) if len(node.values) == 2 else f"{r.text(first.node)} ... {r.text(last.node)}"
+    data = {
+        "none_check": r.span(pair.none.node),
+        "size_check": r.span(pair.size.node),
+        "chain": r.span(node),
+        "adjacent": last.index - first.index == 1,
+        "op": compare.op,
+        "bound": compare.bound,
+        "nonmember_bug": compare.nonmember_bug,
+        "size_via": pair.size.term.via if pair.size.term is not None else None,
+    }
+    _emit(r, rule, span, text, group, pair.negated, compare.op, compare.bound, compare.nonmember_bug,
+          "or" if pair.negated else "and", data, pair.chain.function)
+
+
+def report_split(r: Reporter, rule: Rule, split: Split) -> None:
+    compare = split.size.compare
+    assert compare is not None and split.site.key is not None
+    negated = split.size.negated
+    first = min((split.none.node, split.size.node), key=lambda n: (n.lineno, n.col_offset))
+    text = f"{r.text(split.none.node)} ... {r.text(split.size.node)}"
+    data = {
+        "none_check": r.span(split.none.node),
+        "size_check": r.span(split.size.node),
+        "none_test": r.span(split.none.test),
+        "size_test": r.span(split.size.test),
+        "none_negated": split.none.negated,
+        "size_negated": split.size.negated,
+        "op": compare.op,
+        "bound": compare.bound,
+        "nonmember_bug": compare.nonmember_bug,
+        "collective": split.site.collective.name,
+    }
+    _emit(r, rule, r.span(first), text, split.site.key, negated, compare.op, compare.bound,
+          compare.nonmember_bug, "split", data, split.site.function, split=True)
+
+
+def _emit(r: Reporter, rule: Rule, span: Span, text: str, group: str, negated: bool, op: str, bound: int,
+          nonmember_bug: bool, kind: str, data: dict[str, object], function: object, split: bool = False) -> None:
+    shape = "split over several tests " if split else ""
+    if negated:
+        message = f"hand-rolled early exit {shape}{code_span(text)}: use {code_span(f'not {r.predicate}({group})')}"
+        if nonmember_bug:
+            message += f" ({code_span(f'{op} {bound}')} lets a non-member group, size -1, through)"
+    else:
+        message = f"hand-rolled guard {shape}{code_span(text)}: use {code_span(f'{r.predicate}({group})')}"
+        if nonmember_bug:
+            message += f" ({code_span(f'{op} {bound}')} is True for a non-member group, size -1)"
+    r.report(rule, span, message, function, group=group, kind=kind, data=dict(data))  # type: ignore[arg-type]

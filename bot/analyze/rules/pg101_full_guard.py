@@ -1,0 +1,136 @@
+"""PG101: the full hand-rolled guard `g is not None and get_world_size(g) > 1`, in any spelling."""
+
+from __future__ import annotations
+
+from bot.analyze.rules._guard import report_pair, report_split
+from bot.analyze.rules.base import Reporter
+from bot.model import Invalid, Rule
+
+RULE = Rule(
+    code="PG101",
+    name="hand-rolled-guard",
+    summary=(
+        "A guard that establishes both `g is not None` and `get_world_size(g) > 1` before the code it protects: "
+        "one `and` chain in any spelling (`group=` or positional, `>= 2`, `1 <`, `!= 1`, `g != None`, `if g and "
+        "...`, inside a longer chain, a size cached in a local or on the instance), or split over nested ifs, an "
+        "early exit and a later test, or a flag variable."
+    ),
+    why=(
+        "Hand-rolled guards differ subtly from module to module (some forget the None check, some the size, some "
+        "mishandle a non-member's size of -1). One predicate, `pg_utils.is_parallel(g)`, states the convention "
+        "once: None means the parallel dimension is absent, and a group is parallel iff its world size is "
+        "greater than one."
+    ),
+    fix="`pg_utils.is_parallel(g)`; the other operands of the chain stay where they are.",
+    fix_safety=(
+        "Safe (applied by `pg-bot fix`) when the rewrite is proven equivalent in all four group states (None, "
+        "non-member, single rank, multi-rank) by interpreting the allow-listed AST; `!= 1` differs for a "
+        "non-member and needs `--unsafe-fixes`. A guard split over several statements is reported with no "
+        "automatic fix: merge it by hand into one `is_parallel` test."
+    ),
+    invalid=(
+        Invalid(
+            "import deepspeed.comm as dist\n"
+            "def f(t, tp_group=None):\n"
+            "    if tp_group is not None and dist.get_world_size(tp_group) > 1:\n"
+            "        dist.all_reduce(t, group=tp_group)\n",
+            flagged="tp_group is not None and dist.get_world_size(tp_group) > 1",
+            fixed="import deepspeed.comm as dist\n"
+            "from deepspeed.comm import pg_utils\n"
+            "def f(t, tp_group=None):\n"
+            "    if pg_utils.is_parallel(tp_group):\n"
+            "        dist.all_reduce(t, group=tp_group)\n",
+        ),
+        Invalid(
+            "from deepspeed import comm as dist\n"
+            "class A:\n"
+            "    def forward(self, x):\n"
+            "        if self.config.mlp_after_attn and self.mp_group is not None and dist.get_world_size(group=self.mp_group) > 1:\n"
+            "            dist.all_reduce(x, group=self.mp_group)\n",
+            flagged="self.mp_group is not None and dist.get_world_size(group=self.mp_group) > 1",
+            fixed="from deepspeed import comm as dist\n"
+            "from deepspeed.comm import pg_utils\n"
+            "class A:\n"
+            "    def forward(self, x):\n"
+            "        if self.config.mlp_after_attn and pg_utils.is_parallel(self.mp_group):\n"
+            "            dist.all_reduce(x, group=self.mp_group)\n",
+        ),
+        Invalid(
+            "import torch.distributed as dist\n"
+            "def f(t, g):\n"
+            "    if g is not None and 1 < dist.get_world_size(group=g):\n"
+            "        dist.all_reduce(t, group=g)\n",
+            flagged="g is not None and 1 < dist.get_world_size(group=g)",
+            fixed="import torch.distributed as dist\n"
+            "from deepspeed.comm import pg_utils\n"
+            "def f(t, g):\n"
+            "    if pg_utils.is_parallel(g):\n"
+            "        dist.all_reduce(t, group=g)\n",
+        ),
+        Invalid(
+            "from deepspeed.comm import get_world_size\n"
+            "def f(t, g):\n"
+            "    active = g is not None and get_world_size(g) >= 2\n"
+            "    return t if not active else t * 2\n",
+            flagged="g is not None and get_world_size(g) >= 2",
+            fixed="from deepspeed.comm import pg_utils\n"
+            "def f(t, g):\n"
+            "    active = pg_utils.is_parallel(g)\n"
+            "    return t if not active else t * 2\n",
+        ),
+        Invalid(  # nested ifs: the guard is split over two statements
+            "import torch.distributed as dist\n"
+            "def f(t, group=None):\n"
+            "    if group is not None:\n"
+            "        if dist.get_world_size(group) > 1:\n"
+            "            dist.all_reduce(t, group=group)\n",
+            flagged="group is not None",
+        ),
+        Invalid(  # a flag variable carries the guard to the collective
+            "import torch.distributed as dist\n"
+            "def f(t, group=None):\n"
+            "    use_tp = group is not None\n"
+            "    if use_tp and dist.get_world_size(group) > 1:\n"
+            "        dist.all_reduce(t, group=group)\n",
+            flagged="group is not None",
+        ),
+        Invalid(  # the size is a local cached from the group, narrowed by an early exit
+            "import torch.distributed as dist\n"
+            "def f(t, group=None):\n"
+            "    if group is None:\n"
+            "        return t\n"
+            "    ws = dist.get_world_size(group=group)\n"
+            "    if ws > 1:\n"
+            "        dist.all_reduce(t, group=group)\n"
+            "    return t\n",
+            flagged="group is None",
+        ),
+    ),
+    valid=(
+        "from deepspeed.comm import pg_utils\n"
+        "import deepspeed.comm as dist\n"
+        "def f(t, g=None):\n"
+        "    if pg_utils.is_parallel(g):\n"
+        "        dist.all_reduce(t, group=g)\n",
+        "import somewhere_else as dist\n"
+        "def f(g):\n"
+        "    return g is not None and dist.get_world_size(g) > 1\n",
+        "import deepspeed.comm as dist\n"
+        "def f(mpu):\n"
+        "    return mpu is not None and dist.get_world_size(group=mpu.get_model_parallel_group()) > 1\n",
+        "import deepspeed.comm as dist\n"
+        "def f(t, group, sizes):\n"
+        "    if group is not None and len(sizes) > 1:\n"
+        "        dist.all_reduce(t, group=group)\n",
+    ),
+)
+
+
+def check(r: Reporter) -> None:
+    v = r.verdicts
+    for pair in v.pairs:
+        if not pair.negated and not v.in_copy(pair.chain.node):
+            report_pair(r, RULE, pair)
+    for split in v.splits:
+        if not split.size.negated:
+            report_split(r, RULE, split)

@@ -1,0 +1,136 @@
+"""PG102: the negated guard `g is None or get_world_size(g) == 1` as an early exit or else branch."""
+
+from __future__ import annotations
+
+from bot.analyze.rules._guard import report_pair, report_split
+from bot.analyze.rules.base import Reporter
+from bot.model import Invalid, Rule
+
+RULE = Rule(
+    code="PG102",
+    name="hand-rolled-early-exit",
+    summary=(
+        "`g is None or get_world_size(g) == 1` (`<= 1`, `< 2`, `not g or ...`), in one chain or as consecutive "
+        "early exits (`if g is None: return` then `if get_world_size(g) == 1: return`), including sizes cached "
+        "with a None fallback (`self.ws = get_world_size(g) if g is not None else 1`)."
+    ),
+    why=(
+        "The negated guard is the same hand-rolled check turned around, with the same pitfalls: `== 1` lets a "
+        "non-member group (size -1) through to the collective."
+    ),
+    fix="`not pg_utils.is_parallel(g)`.",
+    fix_safety=(
+        "Safe when proven equivalent in all four group states; `== 1` differs for a non-member and needs "
+        "`--unsafe-fixes`. Consecutive early exits are reported with no automatic fix."
+    ),
+    invalid=(
+        Invalid(
+            "import deepspeed.comm as dist\n"
+            "def f(t, group=None):\n"
+            "    if group is None or dist.get_world_size(group=group) == 1:\n"
+            "        return t\n"
+            "    dist.all_reduce(t, group=group)\n"
+            "    return t\n",
+            flagged="group is None or dist.get_world_size(group=group) == 1",
+            fixed="import deepspeed.comm as dist\n"
+            "from deepspeed.comm import pg_utils\n"
+            "def f(t, group=None):\n"
+            "    if not pg_utils.is_parallel(group):\n"
+            "        return t\n"
+            "    dist.all_reduce(t, group=group)\n"
+            "    return t\n",
+            unsafe=True,
+        ),
+        Invalid(
+            "import deepspeed.comm as dist\n"
+            "def f(t, group=None):\n"
+            "    if group is None or dist.get_world_size(group) <= 1:\n"
+            "        return t\n"
+            "    return t\n",
+            flagged="group is None or dist.get_world_size(group) <= 1",
+            fixed="import deepspeed.comm as dist\n"
+            "from deepspeed.comm import pg_utils\n"
+            "def f(t, group=None):\n"
+            "    if not pg_utils.is_parallel(group):\n"
+            "        return t\n"
+            "    return t\n",
+        ),
+        Invalid(
+            "import deepspeed.comm as dist\n"
+            "def f(t, group=None):\n"
+            "    if group is None or dist.get_world_size(group) < 2:\n"
+            "        return t\n"
+            "    return t\n",
+            flagged="group is None or dist.get_world_size(group) < 2",
+            fixed="import deepspeed.comm as dist\n"
+            "from deepspeed.comm import pg_utils\n"
+            "def f(t, group=None):\n"
+            "    if not pg_utils.is_parallel(group):\n"
+            "        return t\n"
+            "    return t\n",
+        ),
+        Invalid(  # two consecutive early exits
+            "import torch.distributed as dist\n"
+            "def reduce(t, group=None):\n"
+            "    if group is None:\n"
+            "        return t\n"
+            "    if dist.get_world_size(group) == 1:\n"
+            "        return t\n"
+            "    dist.all_reduce(t, group=group)\n"
+            "    return t\n",
+            flagged="group is None",
+        ),
+        Invalid(  # a size cached in the constructor with a None fallback (annotated, in if/else)
+            "from typing import Optional\n"
+            "import deepspeed.comm as dist\n"
+            "class Layer:\n"
+            "    def __init__(self, mp_group: Optional[object]):\n"
+            "        self.mp_group = mp_group\n"
+            "        if mp_group is not None:\n"
+            "            self.tp_world_size: int = dist.get_world_size(self.mp_group)\n"
+            "        else:\n"
+            "            self.tp_world_size: int = 1\n"
+            "    def gather(self, x, out):\n"
+            "        if self.mp_group is None or self.tp_world_size == 1:\n"
+            "            return x\n"
+            "        dist.all_gather_into_tensor(out, x, group=self.mp_group)\n"
+            "        return out\n",
+            flagged="self.mp_group is None or self.tp_world_size == 1",
+        ),
+    ),
+    valid=(
+        "from deepspeed.comm import pg_utils\n"
+        "def f(t, group=None):\n"
+        "    if not pg_utils.is_parallel(group):\n"
+        "        return t\n"
+        "    return t\n",
+        "import deepspeed.comm as dist\n"
+        "def f(t, group=None):\n"
+        "    if group is None or dist.get_world_size() == 1:\n"
+        "        return t\n"
+        "    return t\n",
+        "import deepspeed.comm as dist\n"
+        "def gather(x, out, group, partition_sizes):\n"
+        "    tp_world_size = len(partition_sizes)\n"
+        "    if group is None or tp_world_size == 1:\n"
+        "        return x\n"
+        "    dist.all_gather_into_tensor(out, x, group=group)\n"
+        "    return out\n",
+        "import deepspeed.comm as dist\n"
+        "def gather(x, out, group, tp_world_size):\n"
+        "    if group is None or tp_world_size == 1:\n"
+        "        return x\n"
+        "    dist.all_gather_into_tensor(out, x, group=group)\n"
+        "    return out\n",
+    ),
+)
+
+
+def check(r: Reporter) -> None:
+    v = r.verdicts
+    for pair in v.pairs:
+        if pair.negated and not v.in_copy(pair.chain.node):
+            report_pair(r, RULE, pair)
+    for split in v.splits:
+        if split.size.negated:
+            report_split(r, RULE, split)

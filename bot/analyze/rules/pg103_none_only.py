@@ -1,0 +1,132 @@
+"""PG103: only a None test guards a collective on a group that can be absent."""
+
+from __future__ import annotations
+
+from bot.analyze.rules.base import Reporter, code_span
+from bot.analyze.terms import none_test
+from bot.model import Invalid, Rule
+
+RULE = Rule(
+    code="PG103",
+    name="none-only-guard",
+    summary=(
+        "Only `g is not None` (or `if g is None: return`, `g == None`, `if g:`, `getattr(o, 'g', None) is not "
+        "None`) holds on every path to a collective on g, and neither g's size nor a separately supplied size "
+        "is tested."
+    ),
+    why=(
+        "A None check alone still runs the collective on a single-rank group (wasted work and a sync point) and "
+        "on a group that does not contain this rank. `pg_utils.is_parallel(g)` skips both."
+    ),
+    fix="`pg_utils.is_parallel(g)` (`not pg_utils.is_parallel(g)` in an early exit).",
+    fix_safety="Needs `--unsafe-fixes`: it skips single-rank and non-member groups, which is the point.",
+    invalid=(
+        Invalid(
+            "import deepspeed.comm as dist\n"
+            "def f(t, group=None):\n"
+            "    if group is not None:\n"
+            "        dist.all_reduce(t, group=group)\n",
+            flagged="group is not None",
+            fixed="import deepspeed.comm as dist\n"
+            "from deepspeed.comm import pg_utils\n"
+            "def f(t, group=None):\n"
+            "    if pg_utils.is_parallel(group):\n"
+            "        dist.all_reduce(t, group=group)\n",
+            unsafe=True,
+        ),
+        Invalid(
+            "import deepspeed.comm as dist\n"
+            "def f(t, group=None):\n"
+            "    if group is None:\n"
+            "        return t\n"
+            "    dist.all_reduce(t, group=group)\n"
+            "    return t\n",
+            flagged="group is None",
+            fixed="import deepspeed.comm as dist\n"
+            "from deepspeed.comm import pg_utils\n"
+            "def f(t, group=None):\n"
+            "    if not pg_utils.is_parallel(group):\n"
+            "        return t\n"
+            "    dist.all_reduce(t, group=group)\n"
+            "    return t\n",
+            unsafe=True,
+        ),
+        Invalid(
+            "import deepspeed.comm as dist\n"
+            "def f(t, group=None):\n"
+            "    if group == None:\n"
+            "        return\n"
+            "    dist.broadcast(t, 0, group=group)\n",
+            flagged="group == None",
+            fixed="import deepspeed.comm as dist\n"
+            "from deepspeed.comm import pg_utils\n"
+            "def f(t, group=None):\n"
+            "    if not pg_utils.is_parallel(group):\n"
+            "        return\n"
+            "    dist.broadcast(t, 0, group=group)\n",
+            unsafe=True,
+        ),
+        Invalid(
+            "import deepspeed.comm as dist\n"
+            "class L:\n"
+            "    def forward(self, x):\n"
+            "        if self.tp_group:\n"
+            "            dist.all_reduce(x, group=self.tp_group)\n",
+            flagged="self.tp_group",
+            fixed="import deepspeed.comm as dist\n"
+            "from deepspeed.comm import pg_utils\n"
+            "class L:\n"
+            "    def forward(self, x):\n"
+            "        if pg_utils.is_parallel(self.tp_group):\n"
+            "            dist.all_reduce(x, group=self.tp_group)\n",
+            unsafe=True,
+        ),
+        Invalid(  # an alias of the attribute, narrowed by assert
+            "import torch.distributed as dist\n"
+            "class L:\n"
+            "    def forward(self, x):\n"
+            "        grp = self.ep_group\n"
+            "        assert grp is not None\n"
+            "        dist.all_reduce(x, group=grp)\n",
+            flagged="grp is not None",
+        ),
+    ),
+    valid=(
+        "from deepspeed.comm import pg_utils\n"
+        "import deepspeed.comm as dist\n"
+        "def f(t, group=None):\n"
+        "    if pg_utils.is_parallel(group):\n"
+        "        dist.all_reduce(t, group=group)\n",
+        "import deepspeed.comm as dist\n"
+        "def f(t, group=None):\n"
+        "    if group is not None:\n"
+        "        print(group)\n",
+        "import deepspeed.comm as dist\n"
+        "def f(t, sizes, group=None):\n"
+        "    if group is None or len(sizes) == 1:\n"
+        "        return t\n"
+        "    dist.all_reduce(t, group=group)\n"
+        "    return t\n",
+    ),
+)
+
+
+def check(r: Reporter) -> None:
+    for site, check in r.verdicts.none_only:
+        test = none_test(check.node)
+        absent = test.is_none if test is not None else _negated_truthiness(check.node)
+        group = site.key
+        replacement = f"not {r.predicate}({group})" if absent else f"{r.predicate}({group})"
+        r.report(
+            RULE, r.span(check.node),
+            f"{code_span(r.text(check.node))} only checks for None before {code_span(site.collective.name)} on "
+            f"{code_span(str(group))}: a single-rank or non-member group still runs it; use {code_span(replacement)}",
+            site.function, group=group, kind="negative" if absent else "positive",
+            data={"test": r.text(check.node), "collective": site.collective.name},
+        )
+
+
+def _negated_truthiness(node: object) -> bool:
+    import ast
+
+    return isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)

@@ -1,0 +1,105 @@
+"""PG104: only the group's world size guards a collective on a group that can be None."""
+
+from __future__ import annotations
+
+from bot.analyze.rules.base import Reporter, code_span
+from bot.model import Invalid, Rule
+
+RULE = Rule(
+    code="PG104",
+    name="size-only-guard",
+    summary=(
+        "Only `get_world_size(group=g) > 1` (or `g.size()`, or a local holding it; `!= 1`; an `== 1` early exit) "
+        "holds on the path to a collective on a g that can be None there."
+    ),
+    why=(
+        "`get_world_size(group=None)` is the size of the WORLD, so when the parallel dimension is absent (g is "
+        "None) a size-only guard passes on any multi-rank job and the collective then runs over the world. A test "
+        "like `!= 1` is also True for a group that excludes this rank (size -1)."
+    ),
+    fix="`pg_utils.is_parallel(g)` (`not pg_utils.is_parallel(g)` for `== 1` early exits).",
+    fix_safety="Needs `--unsafe-fixes`: it changes what happens when g is None, which is the bug being fixed.",
+    invalid=(
+        Invalid(
+            "import deepspeed.comm as dist\n"
+            "def f(t, group=None):\n"
+            "    if dist.get_world_size(group=group) > 1:\n"
+            "        dist.all_reduce(t, group=group)\n",
+            flagged="dist.get_world_size(group=group) > 1",
+            fixed="import deepspeed.comm as dist\n"
+            "from deepspeed.comm import pg_utils\n"
+            "def f(t, group=None):\n"
+            "    if pg_utils.is_parallel(group):\n"
+            "        dist.all_reduce(t, group=group)\n",
+            unsafe=True,
+        ),
+        Invalid(
+            "import deepspeed.comm as dist\n"
+            "class M:\n"
+            "    def __init__(self, ep_group=None):\n"
+            "        self.ep_group = ep_group\n"
+            "    def forward(self, x):\n"
+            "        if dist.get_world_size(group=self.ep_group) != 1:\n"
+            "            dist.all_to_all_single(x, x, group=self.ep_group)\n",
+            flagged="dist.get_world_size(group=self.ep_group) != 1",
+        ),
+        Invalid(
+            "import deepspeed.comm as dist\n"
+            "def f(t, group=None):\n"
+            "    world_size = dist.get_world_size(group=group)\n"
+            "    if world_size == 1:\n"
+            "        return t\n"
+            "    dist.all_reduce(t, group=group)\n",
+            flagged="world_size == 1",
+        ),
+        Invalid(  # a walrus caches the size in the test itself
+            "import torch.distributed as dist\n"
+            "def f(t, group=None):\n"
+            "    if (n := dist.get_world_size(group)) > 1:\n"
+            "        dist.all_reduce(t, group=group)\n"
+            "    return n\n",
+            flagged="(n := dist.get_world_size(group)) > 1",
+        ),
+    ),
+    valid=(
+        "import deepspeed.comm as dist\n"
+        "def f(t, group):\n"
+        "    if dist.get_world_size(group=group) > 1:\n"
+        "        dist.all_reduce(t, group=group)\n",
+        "import deepspeed.comm as dist\n"
+        "def f(t, partition_sizes, group=None):\n"
+        "    if len(partition_sizes) > 1:\n"
+        "        dist.all_reduce(t, group=group)\n",
+        "import deepspeed.comm as dist\n"
+        "def f(t, tp_world_size, group=None):\n"
+        "    if tp_world_size > 1:\n"
+        "        dist.all_reduce(t, group=group)\n",
+        "import deepspeed.comm as dist\n"
+        "def f(t, mpu):\n"
+        "    if dist.get_world_size(group=mpu.get_model_parallel_group()) > 1:\n"
+        "        dist.all_reduce(t, group=mpu.get_model_parallel_group())\n",
+    ),
+)
+
+
+def check(r: Reporter) -> None:
+    for site, check in r.verdicts.size_only:
+        compare = check.compare
+        assert compare is not None and site.key is not None
+        group = site.key
+        multi_when_true = compare.positive
+        replacement = f"{r.predicate}({group})" if multi_when_true else f"not {r.predicate}({group})"
+        message = (
+            f"{code_span(r.text(check.node))} only checks the size of {code_span(group)}, which may be None: "
+            f"get_world_size(group=None) is the WORLD size, so {code_span(site.collective.name)} then runs over the "
+            f"world; use {code_span(replacement)}"
+        )
+        if compare.nonmember_bug:
+            message += f"; {code_span(f'{compare.op} {compare.bound}')} also misjudges a non-member group (size -1)"
+        via = check.term.via if check.term is not None and hasattr(check.term, "via") else None
+        r.report(
+            RULE, r.span(check.node), message, site.function, group=group,
+            kind="positive" if multi_when_true else "negative",
+            data={"op": compare.op, "bound": compare.bound, "nonmember_bug": compare.nonmember_bug, "via": via,
+                  "collective": site.collective.name},
+        )

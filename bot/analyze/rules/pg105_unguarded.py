@@ -1,0 +1,161 @@
+"""PG105: a collective on a group that can be None (meaning "absent") with nothing guarding it."""
+
+from __future__ import annotations
+
+from bot.analyze.rules.base import Reporter, code_span
+from bot.model import Invalid, Rule
+
+RULE = Rule(
+    code="PG105",
+    name="unguarded-optional-collective",
+    summary=(
+        "A collective with `group=g` where g can be None at that point (default None, Optional, attribute set to "
+        "None, `getattr(..., None)`) and None means the dimension is absent here, with no guard on the path; or a "
+        "call that hands such a g to an in-file helper whose collective runs on it unguarded. Evidence that None "
+        "means absent: the same group is None-checked before a collective or a size elsewhere in the class or "
+        "file, or the docs say so. Never reported when the code falls back to the world group explicitly or its "
+        "docs say None is the default/world group, nor when every in-file caller of the helper guards."
+    ),
+    why=(
+        "When the parallel dimension is absent, g is None, and `dist.all_reduce(t, group=None)` reduces over the "
+        "WORLD group: the tensor is summed across data-parallel ranks instead of left alone. That is silently "
+        "wrong whenever data-parallel size > 1."
+    ),
+    fix="Wrap the statement in `if pg_utils.is_parallel(g):`.",
+    fix_safety=(
+        "Needs `--unsafe-fixes`, and only for in-place collectives and barriers whose result is unused; an "
+        "output-buffer collective gets a suggestion only (the buffer would stay unfilled). Findings of medium "
+        "confidence (the evidence is the same name elsewhere in the file) go to the PR summary, not inline."
+    ),
+    invalid=(
+        Invalid(
+            "import deepspeed.comm as dist\n"
+            "def reduce(t, tp_group=None):\n"
+            "    dist.all_reduce(t, group=tp_group)\n"
+            "    return t\n"
+            "def norm(t, tp_group=None):\n"
+            "    if tp_group is not None:\n"
+            "        dist.all_reduce(t, group=tp_group)\n",
+            flagged="dist.all_reduce(t, group=tp_group)",
+            fixed="import deepspeed.comm as dist\n"
+            "from deepspeed.comm import pg_utils\n"
+            "def reduce(t, tp_group=None):\n"
+            "    if pg_utils.is_parallel(tp_group):\n"
+            "        dist.all_reduce(t, group=tp_group)\n"
+            "    return t\n"
+            "def norm(t, tp_group=None):\n"
+            "    if tp_group is not None:\n"
+            "        dist.all_reduce(t, group=tp_group)\n",
+            unsafe=True,
+        ),
+        Invalid(
+            "import deepspeed.comm as dist\n"
+            "class Layer:\n"
+            "    def __init__(self):\n"
+            "        self.mp_group = None\n"
+            "    def forward(self, x):\n"
+            "        dist.inference_all_reduce(x, group=self.mp_group)\n"
+            "    def backward(self, x):\n"
+            "        if self.mp_group is None:\n"
+            "            return x\n"
+            "        dist.all_reduce(x, group=self.mp_group)\n",
+            flagged="dist.inference_all_reduce(x, group=self.mp_group)",
+        ),
+        Invalid(  # the docs say None means no parallelism
+            "from typing import Optional\n"
+            "import torch.distributed as dist\n"
+            "def gather(out, t, group: Optional[object]):\n"
+            '    """group: the expert group; None when there is no expert parallelism."""\n'
+            "    dist.all_gather_into_tensor(out, t, group=group)\n",
+            flagged="dist.all_gather_into_tensor(out, t, group=group)",
+        ),
+        Invalid(  # an optional group handed to a helper that runs the collective on its parameter
+            "import torch.distributed as dist\n"
+            "def _reduce(t, group):\n"
+            "    dist.all_reduce(t, group=group)\n"
+            "def step(t, ep_group=None):\n"
+            "    _reduce(t, ep_group)\n"
+            "def other(t, ep_group=None):\n"
+            "    if ep_group is not None:\n"
+            "        dist.all_reduce(t, group=ep_group)\n",
+            flagged="_reduce(t, ep_group)",
+        ),
+    ),
+    valid=(
+        "import deepspeed.comm as dist\n"
+        "def reduce(t, tp_group):\n"
+        "    dist.all_reduce(t, group=tp_group)\n",
+        "import deepspeed.comm as dist\n"
+        "def reduce(t):\n"
+        "    dist.all_reduce(t, group=None)\n",
+        "import deepspeed.comm as dist\n"
+        "def reduce(t, tp_world_size, tp_group=None):\n"
+        "    if tp_world_size == 1:\n"
+        "        return t\n"
+        "    dist.all_reduce(t, group=tp_group)\n",
+        "import deepspeed.comm as dist\n"
+        "def reduce(t, tp_group=None):\n"
+        "    dist.all_reduce(t, group=tp_group)  # pg-bot: ignore[PG105] None means the world here\n",
+        # no evidence that None means "absent" here
+        "import deepspeed.comm as dist\n"
+        "def reduce(t, group=None):\n"
+        "    dist.all_reduce(t, group=group)\n",
+        # explicit world fallback
+        "import torch.distributed as dist\n"
+        "def reduce(t, group=None):\n"
+        "    group = group or dist.group.WORLD\n"
+        "    dist.all_reduce(t, group=group)\n"
+        "def other(t, group=None):\n"
+        "    if group is not None:\n"
+        "        dist.all_reduce(t, group=group)\n",
+        # the docs say None is the default group
+        "import torch.distributed as dist\n"
+        "def reduce(t, group=None):\n"
+        '    """group: the process group; if None, the default process group is used."""\n'
+        "    dist.all_reduce(t, group=group)\n"
+        "def other(t, group=None):\n"
+        "    if group is not None:\n"
+        "        dist.all_reduce(t, group=group)\n",
+        # every caller in the file already returns early when the group is absent
+        "import deepspeed.comm as dist\n"
+        "class Layer:\n"
+        "    def __init__(self, mp_group=None):\n"
+        "        self.mp_group = mp_group\n"
+        "    def _gather(self, out, x):\n"
+        "        dist.all_gather_into_tensor(out, x, group=self.mp_group)\n"
+        "    def gather(self, out, x):\n"
+        "        if self.mp_group is None:\n"
+        "            return x\n"
+        "        self._gather(out, x)\n",
+    ),
+)
+
+
+def check(r: Reporter) -> None:
+    for u in r.verdicts.unguarded:
+        site = u.site
+        group = site.key
+        assert group is not None
+        if u.at_call is not None:
+            call = u.at_call
+            passed = u.passed or group
+            r.report(
+                RULE, r.span(call.call),
+                f"{code_span(r.text(call.call.func))} runs {code_span(site.collective.name)} on the group it is "
+                f"given, and this call passes {code_span(str(passed))}, which may be None (group=None means the "
+                f"WORLD group): guard the call with {code_span(f'if {r.predicate}({passed}):')}",
+                call.function, group=str(passed), kind="call",
+                data={"statement": None, "result_used": True, "collective": site.collective.name,
+                      "helper": call.callee.qualname},
+                confidence=u.confidence, evidence=u.evidence,
+            )
+            continue
+        r.report(
+            RULE, r.span(site.call),
+            f"{code_span(f'{site.collective.name}(..., group={group})')} runs with {code_span(group)}, which may be "
+            f"None, and group=None means the WORLD group: guard it with {code_span(f'if {r.predicate}({group}):')}",
+            site.function, group=group, kind="call",
+            data={"statement": r.span(site.statement), "result_used": site.result_used,
+                  "collective": site.collective.name},
+            confidence=u.confidence, evidence=u.evidence,
+        )

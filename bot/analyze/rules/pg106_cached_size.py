@@ -1,0 +1,132 @@
+"""PG106: a world size cached on the instance (no None fallback) and later compared with 1 to guard a collective."""
+
+from __future__ import annotations
+
+import ast
+
+from bot.analyze.rules.base import Reporter, code_span
+from bot.analyze.terms import SizeOf
+from bot.model import Invalid, Rule
+
+RULE = Rule(
+    code="PG106",
+    name="cached-world-size-guard",
+    summary=(
+        "`self.ws = get_world_size(group=self.g)` cached (no None fallback; plain or annotated, in any method) and "
+        "later `self.ws > 1` (or an `== 1` early exit) guarding a collective on a g that can be None."
+    ),
+    why=(
+        "The cached size of a None group is the WORLD size, so the cached test passes when the dimension is "
+        "absent, and the collective runs over the world. Caching the predicate keeps the single convention."
+    ),
+    fix="Cache `self.is_<dim>_parallel = pg_utils.is_parallel(g)` where the size is cached, and test that.",
+    fix_safety="Needs `--unsafe-fixes` (a cached size is the world size for None).",
+    invalid=(
+        Invalid(
+            "import deepspeed.comm as dist\n"
+            "class Layer:\n"
+            "    def __init__(self, mp_group=None):\n"
+            "        self.mp_group = mp_group\n"
+            "        self.mp_world_size = dist.get_world_size(group=self.mp_group)\n"
+            "    def forward(self, x):\n"
+            "        if self.mp_world_size > 1:\n"
+            "            dist.all_reduce(x, group=self.mp_group)\n"
+            "        return x\n",
+            flagged="self.mp_world_size > 1",
+            fixed="import deepspeed.comm as dist\n"
+            "from deepspeed.comm import pg_utils\n"
+            "class Layer:\n"
+            "    def __init__(self, mp_group=None):\n"
+            "        self.mp_group = mp_group\n"
+            "        self.mp_world_size = dist.get_world_size(group=self.mp_group)\n"
+            "        self.is_mp_parallel = pg_utils.is_parallel(self.mp_group)\n"
+            "    def forward(self, x):\n"
+            "        if self.is_mp_parallel:\n"
+            "            dist.all_reduce(x, group=self.mp_group)\n"
+            "        return x\n",
+            unsafe=True,
+        ),
+        Invalid(
+            "import deepspeed.comm as dist\n"
+            "class Layer:\n"
+            "    def __init__(self, ep_group=None):\n"
+            "        self.ep_group = ep_group\n"
+            "        self.ep_size: int = dist.get_world_size(self.ep_group)\n"
+            "    def forward(self, x):\n"
+            "        if self.ep_size == 1:\n"
+            "            return x\n"
+            "        dist.all_to_all_single(x, x, group=self.ep_group)\n"
+            "        return x\n",
+            flagged="self.ep_size == 1",
+        ),
+    ),
+    valid=(
+        "from deepspeed.comm import pg_utils\n"
+        "import deepspeed.comm as dist\n"
+        "class Layer:\n"
+        "    def __init__(self, mp_group=None):\n"
+        "        self.mp_group = mp_group\n"
+        "        self.is_mp_parallel = pg_utils.is_parallel(mp_group)\n"
+        "    def forward(self, x):\n"
+        "        if self.is_mp_parallel:\n"
+        "            dist.all_reduce(x, group=self.mp_group)\n",
+        # the group is always constructed: the cached size is the group's own
+        "import deepspeed.comm as dist\n"
+        "class Layer:\n"
+        "    def __init__(self, mp_group):\n"
+        "        self.mp_group = mp_group\n"
+        "        self.ws = dist.get_world_size(group=self.mp_group)\n"
+        "    def forward(self, x):\n"
+        "        if self.ws > 1:\n"
+        "            dist.all_reduce(x, group=self.mp_group)\n",
+    ),
+)
+
+
+def check(r: Reporter) -> None:
+    for site, check in r.verdicts.cached:
+        term = check.term
+        compare = check.compare
+        assert isinstance(term, SizeOf) and term.via is not None and compare is not None
+        function = site.function
+        klass = r.verdicts.module.env.class_of(function) if function is not None else None
+        assignment, assigned_in = _assignment(klass.node if klass else None, term.via)
+        dim = dimension(term.via, term.group)
+        cache = f"self.is_{dim}_parallel"
+        r.report(
+            RULE, r.span(check.node),
+            f"cached world size {code_span(term.via)} guards {code_span(site.collective.name)}: cache "
+            f"{code_span(f'{cache} = {r.predicate}({term.group})')} in {assigned_in or 'the constructor'} and test that",
+            function, group=term.group, kind="positive" if compare.positive else "negative",
+            data={"attribute": term.via, "assignment": r.span(assignment) if assignment is not None else None,
+                  "assigned_in": assigned_in, "cache_attribute": cache, "collective": site.collective.name},
+        )
+
+
+def _assignment(klass: ast.ClassDef | None, attribute: str) -> tuple[ast.stmt | None, str | None]:
+    if klass is None:
+        return None, None
+    for item in klass.body:
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for node in ast.walk(item):
+                if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    if any(ast.unparse(t) == attribute for t in targets if isinstance(t, ast.Attribute)):
+                        return node, f"{klass.name}.{item.name}"
+    return None, None
+
+
+def dimension(attribute: str, group: str) -> str:
+    """The name of the parallel dimension: `self.tp_world_size` -> `tp`; `self.world_size` of `mp_group` -> `mp`.
+    The one name guesser: the fixer's cache attribute comes from here (`cache_attribute`)."""
+    name = attribute.rsplit(".", 1)[-1]
+    for suffix in ("_world_size", "_size"):
+        stem = name[: -len(suffix)].strip("_") if name.endswith(suffix) else ""
+        if stem and stem != "world":
+            return stem
+    group_name = group.rsplit(".", 1)[-1]
+    for suffix in ("_process_group", "_group"):
+        stem = group_name[: -len(suffix)].strip("_") if group_name.endswith(suffix) else ""
+        if stem:
+            return stem
+    return "group"

@@ -1,0 +1,80 @@
+"""PG107: a local function, method or property whose whole body is the predicate."""
+
+from __future__ import annotations
+
+import ast
+
+from bot.analyze.rules.base import Reporter, code_span
+from bot.model import Invalid, Rule
+
+RULE = Rule(
+    code="PG107",
+    name="predicate-copy",
+    summary=(
+        "A function, method or property that re-implements `pg_utils.is_parallel` "
+        "(`return g is not None and get_world_size(g) > 1` on a parameter or an attribute of self), or its negation."
+    ),
+    why=(
+        "Every copy is one more place where the convention can drift (one forgets the None check, another uses "
+        "`!= 1`). Calls of the copy are guards like any other and should read `pg_utils.is_parallel(g)`."
+    ),
+    fix="Call `pg_utils.is_parallel` instead; the copy is removed once nothing else uses it.",
+    fix_safety="Safe when the copy's body is proven equivalent; the copy stays (delegating) when it is public.",
+    invalid=(
+        Invalid(
+            "import deepspeed.comm as dist\n"
+            "def _tp_active(group):\n"
+            "    return group is not None and dist.get_world_size(group=group) > 1\n"
+            "def f(t, group=None):\n"
+            "    if _tp_active(group):\n"
+            "        dist.all_reduce(t, group=group)\n",
+            flagged="def _tp_active(group):\n    return group is not None and dist.get_world_size(group=group) > 1",
+            fixed="import deepspeed.comm as dist\n"
+            "from deepspeed.comm import pg_utils\n"
+            "def f(t, group=None):\n"
+            "    if pg_utils.is_parallel(group):\n"
+            "        dist.all_reduce(t, group=group)\n",
+        ),
+        Invalid(
+            "import deepspeed.comm as dist\n"
+            "class Layer:\n"
+            "    @property\n"
+            "    def tp_enabled(self):\n"
+            "        return self.tp_group is not None and dist.get_world_size(self.tp_group) > 1\n"
+            "    def forward(self, x):\n"
+            "        if self.tp_enabled:\n"
+            "            dist.all_reduce(x, group=self.tp_group)\n",
+            flagged="def tp_enabled(self):\n        return self.tp_group is not None and dist.get_world_size(self.tp_group) > 1",
+        ),
+    ),
+    valid=(
+        "from deepspeed.comm import pg_utils\n"
+        "def f(t, group=None):\n"
+        "    return pg_utils.is_parallel(group)\n",
+        "import deepspeed.comm as dist\n"
+        "def _active(group, n):\n"
+        "    return group is not None and n > 1\n",
+    ),
+)
+
+
+def check(r: Reporter) -> None:
+    for function, node, pair, key in r.verdicts.copies:
+        assert function is not None and pair is not None
+        name = function.node.name
+        calls = [c for c in ast.walk(r.ctx.source.tree) if isinstance(c, ast.Call) and _calls(c, name)]
+        negated = pair.negated
+        call = ("not " if negated else "") + f"{r.predicate}(...)"
+        r.report(
+            RULE, r.span(node),
+            f"{code_span(name)} re-implements the predicate: call "
+            f"{code_span(call)} instead",
+            function, group=key, kind="def",
+            data={"name": name, "calls": [r.span(c) for c in calls], "negated": negated, "param": key,
+                  "method": function.is_method, "property": function.is_property},
+        )
+
+
+def _calls(call: ast.Call, name: str) -> bool:
+    func = call.func
+    return (isinstance(func, ast.Name) and func.id == name) or (isinstance(func, ast.Attribute) and func.attr == name)

@@ -1,0 +1,70 @@
+"""PG108: `all_reduce(x.contiguous(), ...)` reduces a temporary copy and throws the result away."""
+
+from __future__ import annotations
+
+import ast
+
+from bot.analyze.rules.base import Reporter, code_span
+from bot.model import Invalid, Rule
+
+RULE = Rule(
+    code="PG108",
+    name="discarded-contiguous-result",
+    summary="An in-place collective (rules.yaml `inplace_collectives`) applied to `x.contiguous()`.",
+    why=(
+        "`x.contiguous()` returns a copy when x is not contiguous; the collective writes its result into that "
+        "temporary, which nothing keeps, so x is left unreduced. It only works by accident when x is contiguous."
+    ),
+    fix="Reduce a named contiguous tensor and copy it back into x when they differ.",
+    fix_safety=(
+        "Needs `--unsafe-fixes` (results change for a non-contiguous x; `copy_` fails on a leaf that requires "
+        "grad); never applied with `async_op` or a used result."
+    ),
+    invalid=(
+        Invalid(
+            "import deepspeed.comm as dist\n"
+            "def f(x, group):\n"
+            "    dist.all_reduce(x.contiguous(), group=group)\n"
+            "    return x\n",
+            flagged="dist.all_reduce(x.contiguous(), group=group)",
+            fixed="import deepspeed.comm as dist\n"
+            "def f(x, group):\n"
+            "    x_c = x.contiguous()\n"
+            "    dist.all_reduce(x_c, group=group)\n"
+            "    if x_c is not x:\n"
+            "        x.copy_(x_c)\n"
+            "    return x\n",
+            unsafe=True,
+        ),
+    ),
+    valid=(
+        "import deepspeed.comm as dist\n"
+        "def f(x, group):\n"
+        "    x = x.contiguous()\n"
+        "    dist.all_reduce(x, group=group)\n"
+        "    return x\n",
+        "import deepspeed.comm as dist\n"
+        "def f(x, out, group):\n"
+        "    dist.all_gather_into_tensor(out, x.contiguous(), group=group)\n",
+    ),
+)
+
+
+def check(r: Reporter) -> None:
+    inplace = r.ctx.config.inplace_collectives
+    for site in r.verdicts.module.sites.collectives.values():
+        if site.collective.name not in inplace or site.partial or not site.call.args:
+            continue
+        first = site.call.args[0]
+        if not (isinstance(first, ast.Call) and isinstance(first.func, ast.Attribute) and first.func.attr == "contiguous"
+                and not first.args and not first.keywords):
+            continue
+        tensor = r.text(first.func.value)
+        r.report(
+            RULE, r.span(site.call),
+            f"{code_span(f'{site.collective.name}({tensor}.contiguous(), ...)')} writes into a temporary when "
+            f"{code_span(tensor)} is not contiguous, and that result is thrown away",
+            site.function, group=site.key, kind="call",
+            data={"tensor": tensor, "statement": r.span(site.statement), "collective": site.collective.name,
+                  "result_used": site.result_used},
+        )

@@ -1,0 +1,155 @@
+"""The vocabulary of facts: what an atomic test says about a group, and what a size term measures.
+
+Pure data and pure classification of single expressions; flow (what holds where) lives in `flow.py`.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import IntEnum
+
+# The sizes a comparison is evaluated at: non-member (-1), single rank (1), multi-rank (2 and 8).
+SIZES = (-1, 1, 2, 8)
+_POSITIVE = (False, False, True, True)
+_NEGATIVE = (True, True, False, False)
+_OPS: dict[type[ast.cmpop], Callable[[int, int], bool]] = {
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+}
+_SYMBOL = {ast.Gt: ">", ast.GtE: ">=", ast.Lt: "<", ast.LtE: "<=", ast.Eq: "==", ast.NotEq: "!="}
+_FLIP = {ast.Gt: ast.Lt, ast.GtE: ast.LtE, ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Eq: ast.Eq, ast.NotEq: ast.NotEq}
+
+
+class Null(IntEnum):
+    """What is known of a group expression's None-ness at a point of a function."""
+
+    UNKNOWN = 0  # no evidence that it can be None (a required parameter, a call's result)
+    MAYBE = 1  # it can be None here (default None, Optional, assigned None) and nothing narrowed it
+    NONE = 2
+    NOT_NONE = 3
+
+
+def join_null(a: Null, b: Null) -> Null:
+    if a == b:
+        return a
+    if Null.NONE in (a, b) or Null.MAYBE in (a, b):
+        return Null.MAYBE
+    return Null.UNKNOWN  # NOT_NONE with UNKNOWN
+
+
+@dataclass(frozen=True)
+class SizeOf:
+    """The world size of ``group`` (a canonical group key). ``when_none`` is what the term is when the group is
+    None: ``None`` for the WORLD size (an unguarded `get_world_size(g)`), an int for a fallback
+    (`ws(g) if g is not None else 1`), or ``UNREACHABLE`` when it is only ever computed for a present group."""
+
+    group: str
+    when_none: int | None
+    via: str | None = None  # the local/attribute/property it was read through, if cached
+
+    @property
+    def none_safe(self) -> bool:
+        """A test `term > 1` on it is False for None: it checks presence too (`is_parallel` in one term)."""
+        return self.when_none is not None and self.when_none <= 1
+
+
+UNREACHABLE = -(10**9)  # sentinel for SizeOf.when_none: never evaluated when the group is None
+
+
+@dataclass(frozen=True)
+class Separate:
+    """A size that is not the world size of a group the collective runs on: `len(partition_sizes)`, an argument,
+    an mpu / parallel-state getter, arithmetic. Guards on it are out of scope."""
+
+    why: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Const:
+    value: int
+
+
+SizeTerm = SizeOf | Separate | Const
+
+
+@dataclass(frozen=True)
+class SizeCompare:
+    """`term op bound` that separates a single rank from many (with the term on the left)."""
+
+    term: ast.expr
+    op: str
+    bound: int
+    positive: bool  # True for a multi-rank group
+    nonmember_bug: bool  # `!= 1` / `== 1`: treats a non-member (size -1) like the wrong side
+
+
+def size_compare(node: ast.expr) -> SizeCompare | None:
+    """A comparison of some term with an integer constant whose truth separates 1 rank from many."""
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+        return None
+    left, right, op = node.left, node.comparators[0], type(node.ops[0])
+    if op not in _OPS:
+        return None
+    if int_value(left) is not None:  # `1 < get_world_size(g)`
+        left, right, op = right, left, _FLIP[op]
+    bound = int_value(right)
+    if bound is None or int_value(left) is not None:
+        return None
+    table = tuple(_OPS[op](size, bound) for size in SIZES)
+    if table in (_POSITIVE, _NEGATIVE):
+        return SizeCompare(left, _SYMBOL[op], bound, positive=table == _POSITIVE, nonmember_bug=False)
+    if table[1:] == _POSITIVE[1:] or table[1:] == _NEGATIVE[1:]:  # `!= 1`, `== 1`: wrong for size -1
+        return SizeCompare(left, _SYMBOL[op], bound, positive=not table[1], nonmember_bug=True)
+    return None
+
+
+def evaluate_size_test(op: str, bound: int, size: int) -> bool:
+    fn = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le, "==": operator.eq,
+          "!=": operator.ne}[op]
+    return fn(size, bound)
+
+
+@dataclass(frozen=True)
+class NoneTest:
+    """`g is None` / `g == None` (``is_none``) or `g is not None` / `g != None`; `None is g` likewise."""
+
+    target: ast.expr
+    is_none: bool
+
+
+def none_test(node: ast.expr) -> NoneTest | None:
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        left, right, op = node.left, node.comparators[0], node.ops[0]
+        if is_none(left):
+            left, right = right, left
+        if is_none(right) and not is_none(left):
+            if isinstance(op, (ast.IsNot, ast.NotEq)):
+                return NoneTest(left, is_none=False)
+            if isinstance(op, (ast.Is, ast.Eq)):
+                return NoneTest(left, is_none=True)
+    return None
+
+
+def is_none(node: ast.expr | None) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def int_value(node: ast.expr) -> int | None:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = int_value(node.operand)
+        return -inner if inner is not None else None
+    return None
+
+
+def unparenthesised_not(node: ast.expr) -> ast.expr | None:
+    return node.operand if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) else None

@@ -1,0 +1,307 @@
+"""From recorded sites to decisions: what guards each collective (full, split, None-only, size-only, cached,
+nothing, or a separately supplied size), which chains hold a full guard, which functions are predicate copies,
+and what None means for an unguarded group. Rules read these; they never look at the code again."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from bot.analyze.env import FunctionInfo
+from bot.analyze.flow import Atom, CallSite, ChainSite, Check, CollectiveSite, Facts, _single_return
+from bot.analyze.module import ModuleFacts
+from bot.analyze.terms import Null, SizeOf
+from bot.model import Confidence
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A full guard inside one boolean chain: a None test and a size test of one group."""
+
+    chain: ChainSite
+    none: Atom
+    size: Atom
+    negated: bool  # an `or` chain: `g is None or size(g) == 1`
+
+
+@dataclass(frozen=True)
+class Split:
+    """A full guard spread over several tests (nested ifs, consecutive early exits, a flag)."""
+
+    site: CollectiveSite
+    none: Check
+    size: Check
+
+
+@dataclass(frozen=True)
+class Unguarded:
+    site: CollectiveSite
+    confidence: Confidence
+    evidence: tuple[str, ...]
+    at_call: CallSite | None = None  # reported where an optional group is passed to a helper
+    passed: str | None = None  # the caller's group key at that call
+
+
+@dataclass
+class Verdicts:
+    module: ModuleFacts
+    pairs: list[Pair] = field(default_factory=list)
+    splits: list[Split] = field(default_factory=list)
+    none_only: list[tuple[CollectiveSite, Check]] = field(default_factory=list)
+    size_only: list[tuple[CollectiveSite, Check]] = field(default_factory=list)
+    cached: list[tuple[CollectiveSite, Check]] = field(default_factory=list)
+    unguarded: list[Unguarded] = field(default_factory=list)
+    copies: list[tuple[FunctionInfo | None, ast.AST, Pair | None, str]] = field(default_factory=list)
+
+    @cached_property
+    def copy_spans(self) -> list[tuple[int, int]]:
+        return [(n.lineno, n.end_lineno or n.lineno) for _, n, _, _ in self.copies]  # type: ignore[attr-defined]
+
+    def in_copy(self, node: ast.AST) -> bool:
+        line = node.lineno  # type: ignore[attr-defined]
+        return any(a <= line <= b for a, b in self.copy_spans)
+
+
+def decide(module: ModuleFacts) -> Verdicts:
+    v = Verdicts(module)
+    v.pairs = [pair for chain in module.sites.chains.values() for pair in chain_pairs(chain)]
+    v.copies = list(_copies(module, v.pairs))
+    paired = {(id(p.none.node), id(p.size.node)) for p in v.pairs}
+    absent = _absent_evidence(module)
+    world = _world_fallbacks(module)
+    callers = _callers(module)
+    for site in module.sites.collectives.values():
+        if site.key is None or site.facts is None:
+            continue
+        f = site.facts
+        if f.pred:
+            continue
+        if f.nonnull and f.size:
+            split = _split(site, f, paired)
+            if split is not None:
+                v.splits.append(split)
+            continue
+        if f.nonnull:
+            if not site.separate and site.key not in world:
+                v.none_only.extend((site, c) for c in sorted(f.nonnull, key=_pos))
+            continue
+        if f.size:
+            if f.null in (Null.MAYBE, Null.NONE) and not site.separate and site.key not in world:
+                for c in sorted(f.size, key=_pos):
+                    via = c.term.via if isinstance(c.term, SizeOf) else None
+                    (v.cached if via and via.startswith("self.") else v.size_only).append((site, c))
+            continue
+        if site.separate or f.null != Null.MAYBE:
+            if f.null == Null.UNKNOWN and site.function is not None:
+                v.unguarded.extend(_through_callers(module, site, callers, absent, world))
+            continue
+        if site.world_fallback or site.key in world or module.env.world_documented(site.key, site.function):
+            continue
+        guarded_by_callers = _guarded_by_callers(module, site, callers)
+        if guarded_by_callers:
+            continue
+        evidence = _evidence(module, site.key, site.function, absent)
+        if evidence is None:
+            continue
+        v.unguarded.append(Unguarded(site, evidence[0], evidence[1]))
+    v.none_only.extend(_none_only_callers(module, callers, world))
+    return v
+
+
+def _none_only_callers(module: ModuleFacts, callers: dict[int, list[CallSite]],
+                       world: set[str]) -> Iterable[tuple[CollectiveSite, Check]]:
+    """A call into a helper that runs a collective on the group it is given (or on an attribute), guarded at
+    the call by a None test alone, while the helper tests no size: the None-only guard is at the call."""
+    for site in module.sites.collectives.values():
+        if site.key is None or site.facts is None or site.facts.size or site.facts.pred or site.separate:
+            continue
+        helper = _helper(module, site)
+        if helper is None:
+            continue
+        for call in callers.get(id(helper.node), []):
+            key = _mapped(module, site, call)
+            f = call.groups.get(key) if key is not None else None
+            if f is None or not f.nonnull or f.size or f.pred or call.separate or key in world:
+                continue
+            yield from ((site, c) for c in sorted(f.nonnull, key=_pos))
+
+
+def _pos(check: Check) -> tuple[int, int]:
+    return check.node.lineno, check.node.col_offset
+
+
+def chain_pairs(chain: ChainSite) -> list[Pair]:
+    """Every full guard in one chain, found in one pass: the first None test and the first size test of each
+    group, with the polarity of a guard (`and`: present and multi-rank; `or`: absent or single-rank)."""
+    negated = isinstance(chain.node.op, ast.Or)
+    nones: dict[str, Atom] = {}
+    sizes: dict[str, Atom] = {}
+    for atom in chain.atoms:
+        if atom.kind == "none" and atom.is_none == negated:
+            nones.setdefault(atom.key, atom)
+        elif atom.kind == "size" and atom.compare is not None and atom.compare.positive != negated:
+            sizes.setdefault(atom.key, atom)
+    return [Pair(chain, nones[k], sizes[k], negated) for k in nones if k in sizes]
+
+
+def _split(site: CollectiveSite, f: Facts, paired: set[tuple[int, int]]) -> Split | None:
+    nones = [n for n in f.nonnull if n.kind != "size"]
+    if not nones:
+        return None  # one None-safe size term (`self.ws > 1` with `ws = ... if g is not None else 1`)
+    if any((id(n.node), id(c.node)) in paired for n in nones for c in f.size):
+        return None  # one chain, reported as such
+    return Split(site, min(nones, key=_pos), min(f.size, key=_pos))
+
+
+# ------------------------------------------------------------------ what None means
+
+
+def _absent_evidence(module: ModuleFacts) -> dict[str, set[str]]:
+    """Group keys (and their last names) that the module None-checks before a collective or a world-size query:
+    there None means "this dimension is absent"."""
+    found: dict[str, set[str]] = {}
+    sites: Iterable[tuple[str, Facts, FunctionInfo | None]] = [
+        *((s.key, s.facts, s.function) for s in module.sites.collectives.values() if s.key and s.facts),
+        *((q.key, q.facts, q.function) for q in module.sites.sizes.values()),
+    ]
+    helpers = {id(h.node) for s in module.sites.collectives.values() if (h := _helper(module, s)) is not None}
+    sites = [*sites, *((k, f, c.function) for c in module.sites.calls.values() if id(c.callee.node) in helpers
+                       for k, f in c.groups.items() if k in c.arguments.values() or k.startswith("self."))]
+    for key, facts, function in sites:
+        if facts.nonnull or facts.pred:
+            owner = _owner(module, key, function)
+            found.setdefault(key.rpartition(".")[2], set()).add(owner)
+    return found
+
+
+def _owner(module: ModuleFacts, key: str, function: FunctionInfo | None) -> str:
+    if key.startswith("self.") and function is not None:
+        klass = module.env.class_of(function)
+        return f"{klass.qualname if klass else ''}:{key}"
+    return f"{function.qualname if function else ''}:{key}"
+
+
+def _world_fallbacks(module: ModuleFacts) -> set[str]:
+    """Keys given an explicit world fallback anywhere in the module (`g = g or dist.group.WORLD`)."""
+    out: set[str] = set()
+    for site in module.sites.collectives.values():
+        if site.world_fallback and site.key:
+            out.add(site.key)
+        out.update(site.none_keys)  # `if g is not None: barrier(g) else: barrier()`: None is the world
+    return out
+
+
+def _evidence(module: ModuleFacts, key: str, function: FunctionInfo | None,
+              absent: dict[str, set[str]]) -> tuple[Confidence, tuple[str, ...]] | None:
+    leaf = key.rpartition(".")[2]
+    owners = absent.get(leaf, set())
+    mine = _owner(module, key, function)
+    if module.env.absent_documented(key, function):
+        return Confidence.HIGH, (f"the docs say `{leaf}=None` means the dimension is absent",)
+    if mine in owners or (key.startswith("self.") and any(o.endswith(f":{key}") and o.split(":")[0] == mine.split(":")[0] for o in owners)):
+        return Confidence.HIGH, (f"`{key}` is checked for None before a collective elsewhere here",)
+    if owners:
+        return Confidence.MEDIUM, (f"`{leaf}` is checked for None before a collective elsewhere in this file",)
+    return None
+
+
+# ------------------------------------------------------------------ across functions in a file
+
+
+def _callers(module: ModuleFacts) -> dict[int, list[CallSite]]:
+    out: dict[int, list[CallSite]] = {}
+    for call in module.sites.calls.values():
+        out.setdefault(id(call.callee.node), []).append(call)
+    return out
+
+
+def _helper(module: ModuleFacts, site: CollectiveSite) -> FunctionInfo | None:
+    """The function whose callers decide the site's group: its own, or an autograd Function's forward."""
+    if site.function is None:
+        return None
+    return module.env.autograd_forward(site.function) or site.function
+
+
+def _mapped(module: ModuleFacts, site: CollectiveSite, call: CallSite) -> str | None:
+    """The caller's key for the helper's group: the argument bound to the parameter, or the same attribute."""
+    assert site.key is not None and site.function is not None
+    head, dot, rest = site.key.partition(".")
+    forward = module.env.autograd_forward(site.function)
+    if forward is not None and site.function.params and head == site.function.params[0]:
+        attr, _, more = rest.partition(".")
+        param = module.env.ctx_params(forward).get(attr)  # backward's `ctx.group` is forward's `group`
+        arg = call.arguments.get(param) if param is not None else None
+        return f"{arg}.{more}" if arg is not None and more else arg
+    if head in site.function.params and head not in ("self", "cls"):
+        arg = call.arguments.get(head)
+        return f"{arg}{dot}{rest}" if arg is not None else None
+    if head == "self" and call.function is not None:
+        mine, theirs = module.env.class_of(site.function), module.env.class_of(call.function)
+        if mine is not None and theirs is not None and mine in module.env.mro(theirs):
+            return site.key
+    return None
+
+
+def _guarded_by_callers(module: ModuleFacts, site: CollectiveSite, callers: dict[int, list[CallSite]]) -> bool:
+    helper = _helper(module, site)
+    if helper is None:
+        return False
+    calls = callers.get(id(helper.node), [])
+    if not calls:
+        return False
+    for call in calls:
+        key = _mapped(module, site, call)
+        if key is None:
+            return False
+        f = call.groups.get(key)
+        if f is None or not (f.nonnull or f.pred or call.separate) or f.null == Null.NONE:
+            return False
+    return True
+
+
+def _through_callers(module: ModuleFacts, site: CollectiveSite, callers: dict[int, list[CallSite]],
+                     absent: dict[str, set[str]], world: set[str]) -> list[Unguarded]:
+    """A helper runs a collective on a parameter it does not guard; a caller passes a group that can be None
+    (and means "absent") without a guard: report at that call."""
+    out: list[Unguarded] = []
+    helper = _helper(module, site)
+    if site.separate or helper is None:
+        return out
+    for call in callers.get(id(helper.node), []):
+        key = _mapped(module, site, call)
+        if key is None or key.startswith("self.") and site.key == key:
+            continue
+        f = call.groups.get(key)
+        if f is None or f.null != Null.MAYBE or f.nonnull or f.size or f.pred or call.separate:
+            continue
+        if key in world or module.env.world_documented(key, call.function):
+            continue
+        evidence = _evidence(module, key, call.function, absent)
+        if evidence is None:
+            continue
+        why = (*evidence[1], f"`{call.callee.qualname}` runs `{site.collective.name}` on it unguarded")
+        out.append(Unguarded(site, evidence[0], why, at_call=call, passed=key))
+    return out
+
+
+# ------------------------------------------------------------------ predicate copies
+
+
+def _copies(module: ModuleFacts, pairs: list[Pair]) -> Iterable[tuple[FunctionInfo | None, ast.AST, Pair | None, str]]:
+    """Functions, methods, properties (and assigned lambdas) whose whole body is a full guard on a parameter
+    or an attribute of self."""
+    by_chain = {id(p.chain.node): p for p in pairs}
+    for f in module.env.functions:
+        body = _single_return(f.node)
+        if body is None:
+            continue
+        inner = body.operand if isinstance(body, ast.UnaryOp) and isinstance(body.op, ast.Not) else body
+        pair = by_chain.get(id(inner))
+        if pair is None or len(pair.chain.node.values) != 2:
+            continue
+        key = pair.none.key
+        params = f.params[1:] if f.is_method else f.params
+        if key in params or (f.is_method and key.startswith("self.")):
+            yield f, f.node, pair, key

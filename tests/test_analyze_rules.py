@@ -1,33 +1,70 @@
-"""Each rule's documented examples are its tests: every invalid example is flagged, no valid one is."""
+"""Each rule's documented examples are its tests: every INVALID example is flagged with exactly its expected span
+and fixes to exactly its expected code; no VALID example is flagged."""
 
 from __future__ import annotations
 
 import pytest
 
 from bot.analyze import RULES, analyze_source
+from bot.analyze.rules import MODULES
 from bot.config import load
+from bot.fix import fix_source
+from bot.model import Finding, Invalid
 
 CONFIG = load()
-CASES = [
-    pytest.param(code, kind, i, example, id=f"{code}-{kind}-{i}")
+INVALID = [
+    pytest.param(code, i, example, id=f"{code}-invalid-{i}")
     for code, rule in RULES.items()
-    for kind, examples in (("invalid", rule.invalid), ("valid", rule.valid))
-    for i, example in enumerate(examples)
+    for i, example in enumerate(rule.invalid)
+]
+VALID = [
+    pytest.param(code, i, example, id=f"{code}-valid-{i}")
+    for code, rule in RULES.items()
+    for i, example in enumerate(rule.valid)
 ]
 
 
-@pytest.mark.parametrize(("code", "kind", "index", "example"), CASES)
-def test_rule_example(code: str, kind: str, index: int, example: str) -> None:
+def _text(source: str, finding: Finding) -> str:
+    lines = source.split("\n")
+    s = finding.span
+    if s.line == s.end_line:
+        return lines[s.line - 1][s.col : s.end_col]
+    return "\n".join([lines[s.line - 1][s.col :], *lines[s.line : s.end_line - 1], lines[s.end_line - 1][: s.end_col]])
+
+
+@pytest.mark.parametrize(("code", "index", "example"), INVALID)
+def test_invalid_example_is_flagged_at_its_span(code: str, index: int, example: Invalid) -> None:
+    result = analyze_source("example.py", example.source, CONFIG)
+    assert result.error is None
+    mine = [f for f in result.findings if f.code == code]
+    assert mine, f"{code} missed its invalid example #{index}: {result.findings}"
+    assert example.flagged in [_text(example.source, f) for f in mine], (
+        f"{code} flagged {[_text(example.source, f) for f in mine]}, expected {example.flagged!r}")
+
+
+@pytest.mark.parametrize(("code", "index", "example"), INVALID)
+def test_invalid_example_fixes_to_its_expected_code(code: str, index: int, example: Invalid) -> None:
+    findings = [f for f in analyze_source("example.py", example.source, CONFIG).findings if f.code == code]
+    fixed = fix_source(example.source, findings, CONFIG, unsafe=example.unsafe)
+    if example.fixed is None:
+        assert fixed.source == example.source, f"{code} #{index} documents no automatic fix, but one was applied"
+        return
+    assert fixed.source == example.fixed
+    if not example.unsafe:  # a safe fix is applied by default; an unsafe one only with --unsafe-fixes
+        return
+    assert fix_source(example.source, findings, CONFIG, unsafe=False).source == example.source
+
+
+@pytest.mark.parametrize(("code", "index", "example"), VALID)
+def test_valid_example_is_not_flagged(code: str, index: int, example: str) -> None:
     result = analyze_source("example.py", example, CONFIG)
     assert result.error is None
-    codes = [f.code for f in result.findings]
-    if kind == "invalid":
-        assert code in codes, f"{code} missed its invalid example #{index}"
-    else:
-        assert code not in codes, f"{code} flagged its valid example #{index}: {result.findings}"
+    assert code not in [f.code for f in result.findings], f"{code} flagged its valid example #{index}"
 
 
-def test_every_rule_documents_itself() -> None:
-    assert sorted(RULES) == [f"PG10{i}" for i in range(1, 9)]
-    for rule in RULES.values():
-        assert rule.invalid and rule.valid and rule.why and rule.fix and rule.summary
+def test_registry_is_derived_from_the_rule_modules() -> None:
+    assert [m.rule.code for m in MODULES] == sorted(RULES)
+    for m in MODULES:
+        assert m.module.__name__.rsplit(".", 1)[1].startswith(m.rule.code.lower())
+        rule = m.rule
+        assert rule.invalid and rule.valid and rule.why and rule.fix and rule.summary and rule.fix_safety

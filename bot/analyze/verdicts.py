@@ -5,6 +5,7 @@ and what None means for an unguarded group. Rules read these; they never look at
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -68,7 +69,7 @@ def decide(module: ModuleFacts) -> Verdicts:
     v = Verdicts(module)
     v.pairs = [pair for chain in module.sites.chains.values() for pair in chain_pairs(chain)]
     v.copies = list(_copies(module, v.pairs))
-    paired = {(id(p.none.node), id(p.size.node)) for p in v.pairs}
+    paired = {(id(n), id(p.size.node)) for p in v.pairs for n in _and_inner(p.none.node)}
     absent = _absent_evidence(module)
     world = _world_fallbacks(module)
     callers = _callers(module)
@@ -94,8 +95,6 @@ def decide(module: ModuleFacts) -> Verdicts:
                     (v.cached if via and via.startswith("self.") else v.size_only).append((site, c))
             continue
         if site.separate or f.null != Null.MAYBE:
-            if f.null == Null.UNKNOWN and site.function is not None:
-                v.unguarded.extend(_through_callers(module, site, callers, absent, world))
             continue
         if site.world_fallback or site.key in world or module.env.world_documented(site.key, site.function):
             continue
@@ -107,25 +106,29 @@ def decide(module: ModuleFacts) -> Verdicts:
             continue
         v.unguarded.append(Unguarded(site, evidence[0], evidence[1]))
     v.none_only.extend(_none_only_callers(module, callers, world))
+    v.unguarded.extend(_through_callers(module, callers, absent, world))
     return v
 
 
 def _none_only_callers(module: ModuleFacts, callers: dict[int, list[CallSite]],
                        world: set[str]) -> Iterable[tuple[CollectiveSite, Check]]:
-    """A call into a helper that runs a collective on the group it is given (or on an attribute), guarded at
-    the call by a None test alone, while the helper tests no size: the None-only guard is at the call."""
-    for site in module.sites.collectives.values():
-        if site.key is None or site.facts is None or site.facts.size or site.facts.pred or site.separate:
+    """A call into a helper that (directly or through further helpers) runs a collective on the group it is
+    given, guarded at the call by a None test alone while no size is tested on the way: the None-only guard is
+    at the call."""
+    for r in _reaches(module, callers):
+        if r.size_inside or r.site.separate:
             continue
-        helper = _helper(module, site)
-        if helper is None:
-            continue
-        for call in callers.get(id(helper.node), []):
-            key = _mapped(module, site, call)
+        for call in callers.get(id(r.helper.node), []):
+            key = _map(module, r.helper, r.key, call)
             f = call.groups.get(key) if key is not None else None
             if f is None or not f.nonnull or f.size or f.pred or call.separate or key in world:
                 continue
-            yield from ((site, c) for c in sorted(f.nonnull, key=_pos))
+            yield from ((r.site, c) for c in sorted(f.nonnull, key=_pos))
+
+
+def _and_inner(node: ast.expr) -> tuple[ast.expr, ...]:
+    """A truthiness atom `not g` is narrowed as `g`: both name the same test."""
+    return (node, node.operand) if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) else (node,)
 
 
 def _pos(check: Check) -> tuple[int, int]:
@@ -193,6 +196,12 @@ def _world_fallbacks(module: ModuleFacts) -> set[str]:
     return out
 
 
+# rules.yaml `absent_groups`: names of groups for which None means "this dimension is absent" in this project.
+def _named_absent(module: ModuleFacts, leaf: str) -> bool:
+    patterns = getattr(module.ctx.config, "absent_groups", ()) or ()
+    return any(re.search(p, leaf) for p in patterns)
+
+
 def _evidence(module: ModuleFacts, key: str, function: FunctionInfo | None,
               absent: dict[str, set[str]]) -> tuple[Confidence, tuple[str, ...]] | None:
     leaf = key.rpartition(".")[2]
@@ -204,6 +213,8 @@ def _evidence(module: ModuleFacts, key: str, function: FunctionInfo | None,
         return Confidence.HIGH, (f"`{key}` is checked for None before a collective elsewhere here",)
     if owners:
         return Confidence.MEDIUM, (f"`{leaf}` is checked for None before a collective elsewhere in this file",)
+    if _named_absent(module, leaf):
+        return Confidence.MEDIUM, (f"`{leaf}` matches rules.yaml `absent_groups`: None means the dimension is absent",)
     return None
 
 
@@ -217,6 +228,22 @@ def _callers(module: ModuleFacts) -> dict[int, list[CallSite]]:
     return out
 
 
+@dataclass(frozen=True)
+class Reach:
+    """`helper` runs ``site``'s collective on its own ``key`` (a parameter, or an attribute of self), directly or
+    through further in-file helpers; ``*_inside``: what is tested on the way from the helper's entry."""
+
+    site: CollectiveSite
+    helper: FunctionInfo
+    key: str
+    size_inside: bool
+    nonnull_inside: bool
+    depth: int = 0
+
+
+_MAX_HELPER_DEPTH = 3
+
+
 def _helper(module: ModuleFacts, site: CollectiveSite) -> FunctionInfo | None:
     """The function whose callers decide the site's group: its own, or an autograd Function's forward."""
     if site.function is None:
@@ -224,35 +251,75 @@ def _helper(module: ModuleFacts, site: CollectiveSite) -> FunctionInfo | None:
     return module.env.autograd_forward(site.function) or site.function
 
 
-def _mapped(module: ModuleFacts, site: CollectiveSite, call: CallSite) -> str | None:
-    """The caller's key for the helper's group: the argument bound to the parameter, or the same attribute."""
-    assert site.key is not None and site.function is not None
-    head, dot, rest = site.key.partition(".")
-    forward = module.env.autograd_forward(site.function)
-    if forward is not None and site.function.params and head == site.function.params[0]:
+def _relative(module: ModuleFacts, function: FunctionInfo, key: str) -> tuple[FunctionInfo, str] | None:
+    """The key as the function's callers see it: a parameter, an attribute of self, or (in an autograd
+    backward) `ctx.group`, which is forward's parameter."""
+    head, _, rest = key.partition(".")
+    forward = module.env.autograd_forward(function)
+    if forward is not None and function.params and head == function.params[0]:
         attr, _, more = rest.partition(".")
-        param = module.env.ctx_params(forward).get(attr)  # backward's `ctx.group` is forward's `group`
-        arg = call.arguments.get(param) if param is not None else None
-        return f"{arg}.{more}" if arg is not None and more else arg
-    if head in site.function.params and head not in ("self", "cls"):
-        arg = call.arguments.get(head)
-        return f"{arg}{dot}{rest}" if arg is not None else None
-    if head == "self" and call.function is not None:
-        mine, theirs = module.env.class_of(site.function), module.env.class_of(call.function)
-        if mine is not None and theirs is not None and mine in module.env.mro(theirs):
-            return site.key
+        param = module.env.ctx_params(forward).get(attr)
+        return (forward, f"{param}.{more}" if more else param) if param is not None else None
+    if head in ("self", "cls"):
+        return (function, key) if rest else None
+    if head in function.params:
+        return function, key
     return None
 
 
+def _map(module: ModuleFacts, helper: FunctionInfo, key: str, call: CallSite) -> str | None:
+    """The caller's key for the helper's ``key``: the argument bound to the parameter, or the same attribute."""
+    head, dot, rest = key.partition(".")
+    if head in ("self", "cls"):
+        if call.function is None:
+            return None
+        mine, theirs = module.env.class_of(helper), module.env.class_of(call.function)
+        return key if mine is not None and theirs is not None and mine in module.env.mro(theirs) else None
+    arg = call.arguments.get(head)
+    return f"{arg}{dot}{rest}" if arg is not None else None
+
+
+def _reaches(module: ModuleFacts, callers: dict[int, list[CallSite]]) -> list[Reach]:
+    out: list[Reach] = []
+    for site in module.sites.collectives.values():
+        if site.key is None or site.facts is None or site.facts.guarded or site.function is None:
+            continue
+        rel = _relative(module, site.function, site.key)
+        if rel is not None:
+            out.append(Reach(site, rel[0], rel[1], bool(site.facts.size), bool(site.facts.nonnull)))
+    frontier = list(out)
+    while frontier:
+        r = frontier.pop()
+        if r.depth >= _MAX_HELPER_DEPTH:
+            continue
+        for call in callers.get(id(r.helper.node), []):
+            key = _map(module, r.helper, r.key, call)
+            if key is None or call.function is None:
+                continue
+            f = call.groups.get(key)
+            if f is None or f.null != Null.UNKNOWN or f.guarded:
+                continue  # an optional group here is decided at this call; a guarded one stops here
+            rel = _relative(module, call.function, key)
+            if rel is None or any(x.helper is rel[0] and x.key == rel[1] and x.site is r.site for x in out):
+                continue
+            nxt = Reach(r.site, rel[0], rel[1], r.size_inside or bool(f.size), r.nonnull_inside or bool(f.nonnull),
+                        r.depth + 1)
+            out.append(nxt)
+            frontier.append(nxt)
+    return out
+
+
 def _guarded_by_callers(module: ModuleFacts, site: CollectiveSite, callers: dict[int, list[CallSite]]) -> bool:
+    """Every in-file caller of the helper already tests the group (the helper's collective is guarded there)."""
     helper = _helper(module, site)
-    if helper is None:
+    rel = _relative(module, site.function, site.key) if site.function is not None and site.key else None
+    if helper is None or rel is None:
         return False
-    calls = callers.get(id(helper.node), [])
+    calls = callers.get(id(rel[0].node), [])
     if not calls:
         return False
     for call in calls:
-        key = _mapped(module, site, call)
+        key = _map(module, rel[0], rel[1], call)
         if key is None:
             return False
         f = call.groups.get(key)
@@ -261,28 +328,30 @@ def _guarded_by_callers(module: ModuleFacts, site: CollectiveSite, callers: dict
     return True
 
 
-def _through_callers(module: ModuleFacts, site: CollectiveSite, callers: dict[int, list[CallSite]],
-                     absent: dict[str, set[str]], world: set[str]) -> list[Unguarded]:
-    """A helper runs a collective on a parameter it does not guard; a caller passes a group that can be None
-    (and means "absent") without a guard: report at that call."""
+def _through_callers(module: ModuleFacts, callers: dict[int, list[CallSite]], absent: dict[str, set[str]],
+                     world: set[str]) -> list[Unguarded]:
+    """A helper runs a collective on a group it takes from its caller and does not test (its own parameter is
+    not optional); a caller passes a group that can be None (and means "absent") with no guard: report there."""
     out: list[Unguarded] = []
-    helper = _helper(module, site)
-    if site.separate or helper is None:
-        return out
-    for call in callers.get(id(helper.node), []):
-        key = _mapped(module, site, call)
-        if key is None or key.startswith("self.") and site.key == key:
+    for r in _reaches(module, callers):
+        if r.site.separate or r.size_inside or r.nonnull_inside:
             continue
-        f = call.groups.get(key)
-        if f is None or f.null != Null.MAYBE or f.nonnull or f.size or f.pred or call.separate:
-            continue
-        if key in world or module.env.world_documented(key, call.function):
-            continue
-        evidence = _evidence(module, key, call.function, absent)
-        if evidence is None:
-            continue
-        why = (*evidence[1], f"`{call.callee.qualname}` runs `{site.collective.name}` on it unguarded")
-        out.append(Unguarded(site, evidence[0], why, at_call=call, passed=key))
+        if r.depth == 0 and (r.site.facts is None or r.site.facts.null != Null.UNKNOWN):
+            continue  # an optional group at the collective itself is decided there
+        for call in callers.get(id(r.helper.node), []):
+            key = _map(module, r.helper, r.key, call)
+            if key is None:
+                continue
+            f = call.groups.get(key)
+            if f is None or f.null != Null.MAYBE or f.nonnull or f.size or f.pred or call.separate:
+                continue
+            if key in world or module.env.world_documented(key, call.function):
+                continue
+            evidence = _evidence(module, key, call.function, absent)
+            if evidence is None:
+                continue
+            why = (*evidence[1], f"`{r.site.collective.name}` runs on it unguarded in `{r.helper.qualname}`")
+            out.append(Unguarded(r.site, evidence[0], why, at_call=call, passed=key))
     return out
 
 

@@ -68,3 +68,12 @@ def test_registry_is_derived_from_the_rule_modules() -> None:
         assert m.module.__name__.rsplit(".", 1)[1].startswith(m.rule.code.lower())
         rule = m.rule
         assert rule.invalid and rule.valid and rule.why and rule.fix and rule.summary and rule.fix_safety
+
+
+def test_docs_rules_md_is_generated_from_the_rules() -> None:
+    from pathlib import Path
+
+    from bot.analyze.rules import docs
+
+    path = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
+    assert path.read_text() == docs.markdown(list(RULES.values())), "regenerate: pg-bot rule --markdown > docs/rules.md"

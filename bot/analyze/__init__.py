@@ -16,7 +16,7 @@ from bot.analyze.context import Context
 from bot.analyze.module import analyze_module
 from bot.analyze.names import Names, package_of
 from bot.analyze.rules import MODULES, RULES, Reporter
-from bot.analyze.source import UnreadableSource, _hot_lines, parse
+from bot.analyze.source import UnreadableSource, parse
 from bot.analyze.verdicts import decide
 from bot.config import Config
 from bot.model import FileError, FileResult, Finding
@@ -88,7 +88,7 @@ def analyze_source(path: str, source: str | bytes, config: Config, *, project_pa
     names = Names.of(parsed.tree, package_of(project_path))
     renamed = _renamed_functions(names, config)
     if renamed:  # `from torch.distributed import get_world_size as ws`: lines calling `ws` matter too
-        parsed.hot_lines = _hot_lines(parsed.text, re.compile(rf"{prefilter.words.pattern}|\b(?:{'|'.join(renamed)})\b"))
+        parsed.hot_lines = parsed.lines_matching(re.compile(rf"{prefilter.words.pattern}|\b(?:{'|'.join(renamed)})\b"))
     ctx = Context(path, parsed, names, config)
     try:
         module = analyze_module(ctx)

@@ -248,7 +248,7 @@ class ModuleEnv:
         start, end = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
         for line in self.ctx.source.lines[start - 1 : end]:
             match = _COMMENT.search(line)
-            if match and leaf in match.group(1) and re.search(r"\bworld|default group|global group", match.group(1), re.I):
+            if match and re.search(rf"\b{re.escape(leaf)}\b", match.group(1)) and re.search(r"\bworld|default group|global group", match.group(1), re.I):
                 return True
         return False
 
@@ -272,8 +272,9 @@ class ModuleEnv:
 def _mentions(doc: str, leaf: str) -> Iterator[str]:
     """The docstring paragraph lines that talk about ``leaf`` (its line and the two after it)."""
     lines = doc.splitlines()
+    word = re.compile(rf"\b{re.escape(leaf)}\b")
     for i, line in enumerate(lines):
-        if leaf in line:
+        if word.search(line):
             yield " ".join(lines[i : i + 3])
 
 

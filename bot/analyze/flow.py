@@ -15,6 +15,7 @@ the code themselves.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -173,13 +174,14 @@ class Walker:
     """Runs one function (or the module body) and records its sites into a shared `Sites`."""
 
     def __init__(self, env: ModuleEnv, function: FunctionInfo | None, sites: Sites,
-                 summaries: dict[int, Summary], group_keys: frozenset[str]) -> None:
+                 summaries: dict[int, Summary], group_keys: frozenset[str], lines: list[int] | None = None) -> None:
         self.env = env
         self.ctx = env.ctx
         self.function = function
         self.sites = sites
         self.summaries = summaries
         self.group_keys = group_keys
+        self.lines = lines  # statements spanning none of these hold no site: their expressions are not visited
         self.loops: list[tuple[list[State], list[State]]] = []  # (breaks, continues)
         self.exits: list[State] = []
         self.depth = 0
@@ -641,20 +643,36 @@ class Walker:
         """Record the sites in an expression; `and`/`or` and conditional expressions narrow what they contain."""
         if s.bottom:
             return
+        if node is _top(stmt) and not self.wanted(node):
+            return
+        self._expr(node, s, stmt)
+
+    def wanted(self, node: ast.expr) -> bool:
+        """Tests and boolean values are always visited (a chain may hold a guard on a cached size); other
+        expressions only when they span an interesting line."""
+        if self.lines is None or isinstance(node, (ast.BoolOp, ast.Compare, ast.UnaryOp, ast.IfExp)):
+            return True
+        start, end = node.lineno, node.end_lineno or node.lineno
+        i = bisect.bisect_left(self.lines, start)
+        return i < len(self.lines) and self.lines[i] <= end
+
+    def _expr(self, node: ast.expr, s: State, stmt: ast.stmt) -> None:
+        if s.bottom:
+            return
         if isinstance(node, ast.BoolOp):
             self.chain(node, s)
             conj = isinstance(node.op, ast.And)
             cur = s
             for v in node.values:
-                self.expr(v, cur, stmt)
+                self._expr(v, cur, stmt)
                 cur = self.assume(cur, v, conj, v, not conj)
                 if cur.bottom:
                     break
             return
         if isinstance(node, ast.IfExp):
-            self.expr(node.test, s, stmt)
-            self.expr(node.body, self.assume(s, node.test, True, node.test, False), stmt)
-            self.expr(node.orelse, self.assume(s, node.test, False, node.test, True), stmt)
+            self._expr(node.test, s, stmt)
+            self._expr(node.body, self.assume(s, node.test, True, node.test, False), stmt)
+            self._expr(node.orelse, self.assume(s, node.test, False, node.test, True), stmt)
             return
         if isinstance(node, ast.Lambda):
             return  # runs later, elsewhere
@@ -662,11 +680,11 @@ class Walker:
             self.call(node, s, stmt)
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.expr):
-                self.expr(child, s, stmt)
+                self._expr(child, s, stmt)
             elif isinstance(child, ast.keyword):
-                self.expr(child.value, s, stmt)
+                self._expr(child.value, s, stmt)
             elif isinstance(child, ast.comprehension):
-                self.expr(child.iter, s, stmt)
+                self._expr(child.iter, s, stmt)
 
     def call(self, call: ast.Call, s: State, stmt: ast.stmt) -> None:
         ctx = self.ctx
@@ -793,6 +811,13 @@ def join_term(ta: SizeTerm | None, a: State, tb: SizeTerm | None, b: State, w: W
 
 
 # ==================================================================== helpers
+
+
+def _top(stmt: ast.stmt) -> ast.expr | None:
+    """The statement's own expression (what `expr` is first called with for it)."""
+    if isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)):
+        return stmt.value
+    return None
 
 
 def _single_return(function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.expr | None:

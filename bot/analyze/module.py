@@ -1,8 +1,8 @@
 """Run the flow analysis over one module: which functions, in which order, and the in-file call summaries.
 
-Only functions that touch a relevant line (a collective, a world-size query, the predicate) are walked; classes
-are walked twice when a method caches a size or a flag on the instance that other methods read; callers of
-helpers that run a collective on a parameter or attribute are walked too.
+Only functions that touch a relevant line (a collective, a world-size query, the predicate, or a call of a
+function that does, a few levels up) are walked; methods that cache a size or a flag on the instance are walked
+first, so the others read what they leave.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from bot.analyze.context import Context
 from bot.analyze.env import FunctionInfo, ModuleEnv
+from bot.analyze.source import ParsedSource
 from bot.analyze.flow import Sites, Summary, Walker, join_term
 from bot.analyze.terms import Separate, SizeOf
 
@@ -36,14 +37,15 @@ def analyze_module(ctx: Context) -> ModuleFacts:
     group_keys = frozenset(m.group(1) or m.group(2) for m in _GROUP_ARG.finditer(source.text))
     summaries: dict[int, Summary] = {}
 
-    hot = [f for f in env.functions if _spans_hot(source.hot_lines, f.node)]
+    lines = _interesting_lines(env, source)
+    hot = [f for f in env.functions if _spans_hot(lines, f.node)]
     by_class: dict[int, list[FunctionInfo]] = {}
     for f in hot:
         if f.klass is not None and f.parent is None:
             by_class.setdefault(id(f.klass), []).append(f)
 
     def walk(function: FunctionInfo) -> None:
-        Walker(env, function, sites, summaries, group_keys).run()
+        Walker(env, function, sites, summaries, group_keys, lines).run()
         facts.walked.add(id(function.node))
 
     # Pass A: methods that may cache sizes/flags on the instance; their end states make the class summary.
@@ -51,9 +53,9 @@ def analyze_module(ctx: Context) -> ModuleFacts:
         summary = Summary()
         summaries[class_id] = summary
         for method in methods:
-            if not _assigns_self(method.node):
+            if not _assigns_self(method.node, source.lines):
                 continue
-            end = Walker(env, method, sites, summaries, group_keys).run()
+            end = Walker(env, method, sites, summaries, group_keys, lines).run()
             facts.walked.add(id(method.node))
             for key, term in end.sizes.items():
                 if key.startswith("self.") and isinstance(term, SizeOf) and not term.group.startswith("self."):
@@ -89,27 +91,38 @@ def analyze_module(ctx: Context) -> ModuleFacts:
         if id(f.node) in facts.walked and not _reads_summary(f, summaries):
             continue
         walk(f)
-    if any(_spans_hot(source.hot_lines, s) for s in source.tree.body
+    if any(_spans_hot(lines, s) for s in source.tree.body
            if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))):
-        Walker(env, None, sites, summaries, group_keys).run()
-
-    # Pass C: callers of helpers whose collective runs on a parameter or an attribute.
-    helpers = {id(site.function.node): site.function for site in sites.collectives.values()
-               if site.function is not None and site.key is not None and site.facts is not None
-               and not site.facts.guarded}
-    if helpers:
-        names = set()
-        for f in helpers.values():
-            names.add(f.node.name)
-            klass = env.class_of(f)
-            if klass is not None and env.is_autograd(klass):
-                names.add(f"{klass.node.name}.apply")
-        pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\s*\(")
-        lines = _matching_lines(source.text, pattern)
-        for f in env.functions:
-            if id(f.node) not in facts.walked and _spans_hot(lines, f.node):
-                walk(f)
+        Walker(env, None, sites, summaries, group_keys, lines).run()
     return facts
+
+
+def _interesting_lines(env: ModuleEnv, source: ParsedSource) -> list[int]:
+    """Hot lines (a collective, a world-size query, the predicate) plus the lines that call a function which
+    contains one, transitively (a few levels): only functions touching these are walked."""
+    lines = set(source.hot_lines)
+    names: set[str] = set()
+    for _ in range(_MAX_HELPER_LEVELS):
+        ordered = sorted(lines)
+        found = set()
+        for f in env.functions:
+            if _spans_hot(ordered, f.node):
+                found.add(f.node.name)
+                klass = env.class_of(f)
+                if klass is not None and env.is_autograd(klass):
+                    found.add(f"{klass.node.name}.apply")
+        new = found - names
+        if not new:
+            break
+        names |= new
+        pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\s*\(")
+        lines |= set(source.lines_matching(pattern))
+    return sorted(lines)
+
+
+_MAX_HELPER_LEVELS = 4
+
+
 
 
 def _merge(a: SizeOf | Separate | object, b: object) -> SizeOf | Separate | None:
@@ -129,14 +142,12 @@ def _spans_hot(hot_lines: list[int], node: ast.AST) -> bool:
     return i < len(hot_lines) and hot_lines[i] <= end
 
 
-def _assigns_self(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    for node in ast.walk(function):
-        if isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for t in targets:
-                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
-                    return True
-    return False
+_SELF_ASSIGN = re.compile(r"^\s*self\.\w+\s*(?::[^=]*)?=(?!=)")
+
+
+def _assigns_self(function: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> bool:
+    end = function.end_lineno or function.lineno
+    return any(_SELF_ASSIGN.match(line) for line in lines[function.lineno - 1 : end])
 
 
 def _reads_summary(f: FunctionInfo, summaries: dict[int, Summary]) -> bool:
@@ -148,12 +159,3 @@ def _reads_summary(f: FunctionInfo, summaries: dict[int, Summary]) -> bool:
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and node.attr in attrs:
             return True
     return False
-
-
-def _matching_lines(text: str, pattern: re.Pattern[str]) -> list[int]:
-    from bot.analyze.source import _hot_lines
-
-    return _hot_lines(text, pattern)
-
-
-__all__ = ["ModuleFacts", "analyze_module", "join_term"]

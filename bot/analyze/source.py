@@ -33,6 +33,14 @@ class ParsedSource:
     # sorted line numbers that mention a name any rule cares about; statements elsewhere are not walked
     hot_lines: list[int] = field(default_factory=list)
 
+    _ends: list[int] | None = None
+
+    def lines_matching(self, pattern: re.Pattern[str]) -> list[int]:
+        """1-based numbers of the lines where ``pattern`` matches (line ends as ast counts them)."""
+        if self._ends is None:
+            self._ends = [m.end() for m in _NEWLINE.finditer(self.text)]
+        return _lines_of(self._ends, pattern.finditer(self.text))
+
     def hot(self, node: ast.stmt) -> bool:
         i = bisect.bisect_left(self.hot_lines, node.lineno)
         return i < len(self.hot_lines) and self.hot_lines[i] <= (node.end_lineno or node.lineno)
@@ -98,18 +106,17 @@ def parse(data: str | bytes, hot: re.Pattern[str] | None = None) -> ParsedSource
     except (ValueError, RecursionError, MemoryError) as exc:
         raise UnreadableSource(f"cannot parse: {exc}") from exc
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")  # as ast counts lines
-    hot_lines = list(range(1, len(lines) + 1)) if hot is None else _hot_lines(text, hot)
-    return ParsedSource(text=text, tree=tree, lines=lines, ignores=_ignores(lines), hot_lines=hot_lines)
+    parsed = ParsedSource(text=text, tree=tree, lines=lines, ignores=_ignores(lines))
+    parsed.hot_lines = list(range(1, len(lines) + 1)) if hot is None else parsed.lines_matching(hot)
+    return parsed
 
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")  # the line ends ast counts
 
 
-def _hot_lines(text: str, pattern: re.Pattern[str]) -> list[int]:
-    """1-based numbers of the lines where ``pattern`` matches."""
-    ends = [m.end() for m in _NEWLINE.finditer(text)]
+def _lines_of(ends: list[int], matches: Iterator[re.Match[str]]) -> list[int]:
     found: list[int] = []
-    for match in pattern.finditer(text):
+    for match in matches:
         line = bisect.bisect_right(ends, match.start()) + 1
         if not found or found[-1] != line:
             found.append(line)

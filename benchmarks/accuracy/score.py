@@ -127,21 +127,26 @@ def labels_of(doc: dict[str, Any], origin: str) -> list[Label]:
     return out
 
 
-def read_blob(mirrors: Path, repo: str, commit: str, path: str) -> str | None:
+def read_blob(mirrors: Path, sources: Path, repo: str, commit: str, path: str) -> str | None:
+    """The labelled file's text: from the fetched snapshot, or (for repositories too large to fetch) from a
+    folder of copies of the labelled files made with the file index (`<sources>/<name>/<path>`, not committed)."""
     git_dir = mirrors / repo.replace("/", "+") / "repo"
-    if not git_dir.exists():
-        return None
-    proc = subprocess.run(["git", f"--git-dir={git_dir}", "show", f"{commit}:{path}"], capture_output=True)
-    return proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else None
+    if git_dir.exists():
+        proc = subprocess.run(["git", f"--git-dir={git_dir}", "show", f"{commit}:{path}"], capture_output=True)
+        if proc.returncode == 0:
+            return proc.stdout.decode("utf-8", "replace")
+    copy = sources / repo.split("/")[1].lower() / path
+    return copy.read_text(encoding="utf-8", errors="replace") if copy.is_file() else None
 
 
-def score_real(mirrors: Path, score: Score, skipped: list[str]) -> None:
+def score_real(mirrors: Path, sources: Path, score: Score, skipped: list[str]) -> None:
     config = load()
     for file in sorted((ROOT / "labels").glob("*.yaml")):
         doc = yaml.safe_load(file.read_text())
         labels = labels_of(doc, file.name)
         for path in doc.get("files") or []:
-            text = read_blob(mirrors, doc["repo"], doc["commit"], path)
+            commit = (doc.get("file_commits") or {}).get(path, doc["commit"])
+            text = read_blob(mirrors, sources, doc["repo"], commit, path)
             if text is None:
                 skipped.append(f"{doc['repo']}:{path}")
                 continue
@@ -164,11 +169,13 @@ def score_snippets(score: Score) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
+    parser.add_argument("--sources", type=Path, default=Path("/work/label-src"),
+                        help="copies of labelled files of repositories too large to fetch: <sources>/<name>/<path>")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--show", action="store_true", help="list every miss and false positive")
     args = parser.parse_args(argv)
     real, snippets, skipped = Score(), Score(), []  # type: ignore[var-annotated]
-    score_real(args.mirrors, real, skipped)
+    score_real(args.mirrors, args.sources, real, skipped)
     score_snippets(snippets)
     report = {"real": real.summary(), "snippets": snippets.summary(), "skipped_files": skipped}
     print(json.dumps({k: v for k, v in report.items() if k != "skipped_files"}, indent=2))

@@ -43,9 +43,12 @@ class _Prefilter:
         # Every rule needs one of these: a sized get_world_size, a `group=` argument, a `.contiguous()` argument,
         # or the predicate (counted as migrated); a renamed import (`get_world_size as ws`) keeps the file too.
         fn = re.escape(config.predicate_function)
+        collectives = "|".join(map(re.escape, sorted(config.collectives)))
         self._needs = re.compile(
             rb"get_world_size\(\s*[^)\s]|\bgroup\s*=|\.contiguous\(\)|get_world_size\s+as\b|"
-            + rf"\b{fn}\s*\(|\b{fn}\s+as\b".encode()
+            + rf"\b{fn}\s*\(|\b{fn}\s+as\b|".encode()
+            # a group passed positionally: a collective called with three or more arguments, or barrier(g)
+            + rf"\b(?:{collectives})\s*\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*,[^()\n]*,|\bbarrier\(\s*\w".encode()
         )
 
     def wanted(self, source: str | bytes) -> bool:

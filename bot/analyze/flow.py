@@ -167,7 +167,8 @@ class Summary:
     """Per class: what each method leaves in `self.*` (sizes and flags), merged over methods."""
 
     sizes: dict[str, SizeTerm] = field(default_factory=dict)
-    flags: dict[str, ast.expr] = field(default_factory=dict)
+    # `self.use_tp = g is not None and ...`: the flag's test, with the method's locals bound to attributes
+    flags: dict[str, tuple[ast.expr, dict[str, str]]] = field(default_factory=dict)
 
 
 class Walker:
@@ -460,6 +461,12 @@ class Walker:
         if isinstance(node, ast.Call):
             name = dotted(node.func) or ""
             if name == "len":
+                inner = node.args[0] if len(node.args) == 1 else None
+                if isinstance(inner, ast.Call) and self.ctx.comm_function(inner) == "get_process_group_ranks" \
+                        and inner.args:
+                    key = self.canon(inner.args[0], s)  # `len(get_process_group_ranks(g))` is g's size
+                    if key is not None:
+                        return SizeOf(key, None)
                 return Separate("len", "len(...)")
             if self.ctx.comm_function(node) == "get_world_size":
                 return Separate("world", "get_world_size()")  # no group: the world size, not a group's
@@ -565,10 +572,12 @@ class Walker:
             if key is None:
                 return s
             flag = s.flags.get(key)
-            if flag is None and key.startswith("self.") and self.summary is not None:
-                flag = self.summary.flags.get(key)
             if flag is not None and self.depth < _MAX_DEPTH:
                 return self._expanded(s, flag, value, whole, negated, {})
+            if key.startswith("self.") and self.summary is not None and key in self.summary.flags \
+                    and self.depth < _MAX_DEPTH:
+                test, binding = self.summary.flags[key]
+                return self._expanded(s, test, value, whole, negated, binding)
             prop = self.env.property_of(node, self.function)
             if prop is not None:
                 body = _single_return(prop.node)

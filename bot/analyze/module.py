@@ -70,9 +70,10 @@ def analyze_module(ctx: Context) -> ModuleFacts:
                         summary.sizes[key] = merged
                     else:
                         summary.sizes.pop(key, None)
+            binding = {local: attr for attr, local in end.same.items() if attr.startswith("self.") and "." not in local}
             for key, flag in end.flags.items():
-                if key.startswith("self."):
-                    summary.flags[key] = flag
+                if key.startswith("self.") and _only_bound(flag, binding):
+                    summary.flags[key] = (flag, binding)
 
     # Subclasses in this file inherit what their bases cache.
     for info in env.classes.values():
@@ -123,6 +124,23 @@ def _interesting_lines(env: ModuleEnv, source: ParsedSource) -> list[int]:
 _MAX_HELPER_LEVELS = 4
 
 
+
+
+def _only_bound(test: ast.expr, binding: dict[str, str]) -> bool:
+    """A flag read in another method only means something when the groups it tests are attributes."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.Compare) or isinstance(node, ast.Call):
+            for name in ast.walk(node):
+                if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Load) and name.id not in binding \
+                        and name.id != "self" and name.id.islower() and _looks_local(name.id, test):
+                    return False
+    return True
+
+
+def _looks_local(name: str, test: ast.expr) -> bool:
+    # module names (`dist`, `torch`) are used as call targets or attribute bases; locals as plain values
+    return not any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == name
+                   for n in ast.walk(test))
 
 
 def _merge(a: SizeOf | Separate | object, b: object) -> SizeOf | Separate | None:

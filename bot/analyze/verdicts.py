@@ -85,18 +85,20 @@ def decide(module: ModuleFacts) -> Verdicts:
                 v.splits.append(split)
             continue
         if f.nonnull:
-            if not site.separate and site.key not in world:
+            if not site.separate and _owner(module, site.key, site.function) not in world:
                 v.none_only.extend((site, c) for c in sorted(f.nonnull, key=_pos))
             continue
         if f.size:
-            if f.null in (Null.MAYBE, Null.NONE) and not site.separate and site.key not in world:
+            if f.null in (Null.MAYBE, Null.NONE) and not site.separate and \
+                    _owner(module, site.key, site.function) not in world:
                 for c in sorted(f.size, key=_pos):
                     via = c.term.via if isinstance(c.term, SizeOf) else None
                     (v.cached if via and via.startswith("self.") else v.size_only).append((site, c))
             continue
         if site.separate or f.null != Null.MAYBE:
             continue
-        if site.world_fallback or site.key in world or module.env.world_documented(site.key, site.function):
+        if site.world_fallback or _owner(module, site.key, site.function) in world or \
+                module.env.world_documented(site.key, site.function):
             continue
         guarded_by_callers = _guarded_by_callers(module, site, callers)
         if guarded_by_callers:
@@ -121,7 +123,8 @@ def _none_only_callers(module: ModuleFacts, callers: dict[int, list[CallSite]],
         for call in callers.get(id(r.helper.node), []):
             key = _map(module, r.helper, r.key, call)
             f = call.groups.get(key) if key is not None else None
-            if f is None or not f.nonnull or f.size or f.pred or call.separate or key in world:
+            if f is None or not f.nonnull or f.size or f.pred or call.separate or \
+                    _owner(module, key, call.function) in world:
                 continue
             yield from ((r.site, c) for c in sorted(f.nonnull, key=_pos))
 
@@ -187,12 +190,14 @@ def _owner(module: ModuleFacts, key: str, function: FunctionInfo | None) -> str:
 
 
 def _world_fallbacks(module: ModuleFacts) -> set[str]:
-    """Keys given an explicit world fallback anywhere in the module (`g = g or dist.group.WORLD`)."""
+    """Groups (as `owner:key`, scoped to their function or, for attributes, their class) given an explicit
+    world fallback (`g = g or dist.group.WORLD`) or None at a collective on the world."""
     out: set[str] = set()
     for site in module.sites.collectives.values():
         if site.world_fallback and site.key:
-            out.add(site.key)
-        out.update(site.none_keys)  # `if g is not None: barrier(g) else: barrier()`: None is the world
+            out.add(_owner(module, site.key, site.function))
+        # `if g is not None: barrier(g) else: barrier()`: None is the world
+        out.update(_owner(module, k, site.function) for k in site.none_keys)
     return out
 
 
@@ -345,7 +350,7 @@ def _through_callers(module: ModuleFacts, callers: dict[int, list[CallSite]], ab
             f = call.groups.get(key)
             if f is None or f.null != Null.MAYBE or f.nonnull or f.size or f.pred or call.separate:
                 continue
-            if key in world or module.env.world_documented(key, call.function):
+            if _owner(module, key, call.function) in world or module.env.world_documented(key, call.function):
                 continue
             evidence = _evidence(module, key, call.function, absent)
             if evidence is None:

@@ -1,0 +1,434 @@
+"""Every construct class of issue #11, as a family: INVALID cases (what must be reported, with its code and
+line) and VALID ones (nothing reported). Each case is a small program of its own."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from bot.analyze import analyze_source
+from bot.config import load
+
+CONFIG = load()
+HEAD = "import torch.distributed as dist\nfrom deepspeed.comm import pg_utils\n"
+
+
+def found(body: str) -> list[tuple[str, int]]:
+    source = HEAD + textwrap.dedent(body)
+    result = analyze_source("pkg/mod.py", source, CONFIG)
+    assert result.error is None, result.error
+    return [(f.code, f.span.line - 3) for f in result.findings]  # line 1: the body's first line
+
+
+# (construct class, body, expected (code, line in body) list)
+CASES = [
+    # ---------------------------------------------------------------- narrowing
+    ("narrow: is not None", """
+     def f(t, g=None):
+         if g is not None:
+             dist.all_reduce(t, group=g)
+     """, [("PG103", 2)]),
+    ("narrow: == None early return", """
+     def f(t, g=None):
+         if g == None:
+             return t
+         dist.all_reduce(t, group=g)
+     """, [("PG103", 2)]),
+    ("narrow: truthiness", """
+     def f(t, tp_group=None):
+         if tp_group:
+             dist.all_reduce(t, group=tp_group)
+     """, [("PG103", 2)]),
+    ("narrow: not truthiness early exit", """
+     def f(t, tp_group=None):
+         if not tp_group:
+             return t
+         dist.all_reduce(t, group=tp_group)
+     """, [("PG103", 2)]),
+    ("narrow: assert", """
+     def f(t, g=None):
+         assert g is not None
+         dist.all_reduce(t, group=g)
+     """, [("PG103", 2)]),
+    ("narrow: raise", """
+     def f(t, g=None):
+         if g is None:
+             raise ValueError("no group")
+         dist.all_reduce(t, group=g)
+     """, [("PG103", 2)]),
+    ("narrow: continue in a loop", """
+     def f(ts, g=None):
+         for t in ts:
+             if g is None:
+                 continue
+             dist.all_reduce(t, group=g)
+     """, [("PG103", 3)]),
+    ("narrow: break in a while loop", """
+     def f(ts, g=None):
+         while ts:
+             if g is None or dist.get_world_size(g) == 1:
+                 break
+             dist.all_reduce(ts.pop(), group=g)
+     """, [("PG102", 3)]),
+    ("narrow: elif", """
+     def f(t, mode, g=None):
+         if mode:
+             return t
+         elif g is not None and dist.get_world_size(g) > 1:
+             dist.all_reduce(t, group=g)
+     """, [("PG101", 4)]),
+    ("narrow: else branch of a None test", """
+     def f(t, g=None):
+         if g is None:
+             pass
+         else:
+             dist.all_reduce(t, group=g)
+     """, [("PG103", 2)]),
+    ("narrow: conditional expression", """
+     def f(t, g=None):
+         return dist.all_reduce(t, group=g) if g is not None else None
+     """, [("PG103", 2)]),
+    ("narrow: join loses a narrowing", """
+     def f(t, flag, tp_group=None):
+         if flag:
+             if tp_group is None:
+                 return t
+         dist.all_reduce(t, group=tp_group)
+     def g2(t, tp_group=None):
+         if tp_group is not None:
+             dist.all_reduce(t, group=tp_group)
+     """, [("PG105", 5), ("PG103", 7)]),
+    # ---------------------------------------------------------------- rebinding
+    ("rebind: g = g or world", """
+     def f(t, group=None):
+         group = group or dist.group.WORLD
+         dist.all_reduce(t, group=group)
+     def h(t, group=None):
+         if group is not None:
+             dist.all_reduce(t, group=group)
+     """, [("PG103", 5)]),
+    ("rebind: if g is None: g = world", """
+     def f(t, group=None):
+         if group is None:
+             group = dist.group.WORLD
+         if dist.get_world_size(group) > 1:
+             dist.all_reduce(t, group=group)
+     """, []),
+    ("rebind: conditional world fallback", """
+     def f(t, group=None):
+         group = dist.group.WORLD if group is None else group
+         dist.all_reduce(t, group=group)
+     """, []),
+    ("rebind: helper result is not known to be None", """
+     def f(t, group=None):
+         group = make(group)
+         if dist.get_world_size(group) > 1:
+             dist.all_reduce(t, group=group)
+     """, []),
+    ("rebind: reassigned to None", """
+     def f(t, tp_group):
+         tp_group = None
+         if dist.get_world_size(tp_group) > 1:
+             dist.all_reduce(t, group=tp_group)
+     """, [("PG104", 3)]),
+    # ---------------------------------------------------------------- aliases and attributes
+    ("alias of an attribute", """
+     class L:
+         def __init__(self, tp_group=None):
+             self.tp_group = tp_group
+         def forward(self, t):
+             grp = self.tp_group
+             if grp is not None and dist.get_world_size(grp) > 1:
+                 dist.all_reduce(t, group=grp)
+     """, [("PG101", 6)]),
+    ("getattr(obj, name, None)", """
+     class L:
+         def forward(self, t):
+             if getattr(self, "tp_group", None) is not None:
+                 dist.all_reduce(t, group=self.tp_group)
+     """, [("PG103", 3)]),
+    ("class-level None attribute, size-only guard", """
+     class L:
+         tp_group = None
+         def forward(self, t):
+             if dist.get_world_size(self.tp_group) > 1:
+                 dist.all_reduce(t, group=self.tp_group)
+     """, [("PG104", 4)]),
+    ("attribute None in __init__, set in a setter", """
+     class L:
+         def __init__(self):
+             self.ep_group = None
+         def set_ep_group(self, group):
+             self.ep_group = group
+         def forward(self, t):
+             if dist.get_world_size(group=self.ep_group) > 1:
+                 dist.all_reduce(t, group=self.ep_group)
+     """, [("PG104", 7)]),
+    # ---------------------------------------------------------------- size provenance
+    ("size: group.size()", """
+     def f(t, g=None):
+         if g is not None and g.size() > 1:
+             dist.all_reduce(t, group=g)
+     """, [("PG101", 2)]),
+    ("size: cached in a local", """
+     def f(t, g=None):
+         ws = dist.get_world_size(group=g)
+         if g is not None and ws > 1:
+             dist.all_reduce(t, group=g)
+     """, [("PG101", 3)]),
+    ("size: walrus", """
+     def f(t, g=None):
+         if g is not None and (n := dist.get_world_size(g)) > 1:
+             dist.all_reduce(t, group=g)
+         return n
+     """, [("PG101", 2)]),
+    ("size: conditional expression with a None fallback", """
+     class L:
+         def __init__(self, mp_group=None):
+             self.mp_group = mp_group
+             self.ws = dist.get_world_size(mp_group) if mp_group is not None else 1
+         def forward(self, t):
+             if self.mp_group is None or self.ws == 1:
+                 return t
+             dist.all_reduce(t, group=self.mp_group)
+     """, [("PG102", 6)]),
+    ("size: if/else assignment in the constructor", """
+     class L:
+         def __init__(self, mp_group=None):
+             self.mp_group = mp_group
+             if mp_group is not None:
+                 self.ws = dist.get_world_size(mp_group)
+             else:
+                 self.ws = 1
+         def forward(self, t):
+             if self.mp_group is not None and self.ws > 1:
+                 dist.all_reduce(t, group=self.mp_group)
+     """, [("PG101", 9)]),
+    ("size: property", """
+     class L:
+         def __init__(self, mp_group=None):
+             self.mp_group = mp_group
+         @property
+         def world(self):
+             return dist.get_world_size(group=self.mp_group)
+         def forward(self, t):
+             if self.mp_group is not None and self.world > 1:
+                 dist.all_reduce(t, group=self.mp_group)
+     """, [("PG101", 8)]),
+    ("size: cached on the instance, no None fallback", """
+     class L:
+         def __init__(self, mp_group=None):
+             self.mp_group = mp_group
+             self.mp_size = dist.get_world_size(group=mp_group)
+         def forward(self, t):
+             if self.mp_size > 1:
+                 dist.all_reduce(t, group=self.mp_group)
+     """, [("PG106", 6)]),
+    ("separate size: len()", """
+     def f(t, sizes, g=None):
+         if g is None or len(sizes) == 1:
+             return t
+         dist.all_reduce(t, group=g)
+     """, []),
+    ("separate size: an argument", """
+     def f(t, tp_world_size, g=None):
+         if g is not None and tp_world_size > 1:
+             dist.all_reduce(t, group=g)
+     """, []),
+    ("separate size: an mpu getter", """
+     def f(t, mpu, g=None):
+         if g is None or mpu.get_model_parallel_world_size() == 1:
+             return t
+         dist.all_reduce(t, group=g)
+     """, []),
+    ("separate size: arithmetic", """
+     def f(t, g=None):
+         if g is not None and dist.get_world_size(g) // 2 > 1:
+             dist.all_reduce(t, group=g)
+     """, []),
+    ("separate size: a group that is a call", """
+     def f(t, mpu):
+         if dist.get_world_size(group=mpu.get_model_parallel_group()) > 1:
+             dist.all_reduce(t, group=mpu.get_model_parallel_group())
+     """, []),
+    # ---------------------------------------------------------------- guards however they are split
+    ("guard: nested ifs", """
+     def f(t, g=None):
+         if g is not None:
+             if dist.get_world_size(g) > 1:
+                 dist.all_reduce(t, group=g)
+     """, [("PG101", 2)]),
+    ("guard: consecutive early exits", """
+     def f(t, g=None):
+         if g is None:
+             return t
+         if dist.get_world_size(g) == 1:
+             return t
+         dist.all_reduce(t, group=g)
+     """, [("PG102", 2)]),
+    ("guard: a flag variable", """
+     def f(t, g=None):
+         use_tp = g is not None and dist.get_world_size(g) > 1
+         if use_tp:
+             dist.all_reduce(t, group=g)
+     """, [("PG101", 2)]),
+    ("guard: a flag on the instance", """
+     class L:
+         def __init__(self, g=None):
+             self.g = g
+             self.use_tp = g is not None and dist.get_world_size(g) > 1
+         def forward(self, t):
+             if self.use_tp:
+                 dist.all_reduce(t, group=self.g)
+     """, [("PG101", 4)]),
+    ("guard: predicate copy as a function", """
+     def _active(group):
+         return group is not None and dist.get_world_size(group) > 1
+     def f(t, g=None):
+         if _active(g):
+             dist.all_reduce(t, group=g)
+     """, [("PG107", 1)]),
+    ("guard: predicate copy as a method", """
+     class L:
+         def _tp_on(self):
+             return self.tp_group is not None and dist.get_world_size(self.tp_group) > 1
+         def forward(self, t):
+             if self._tp_on():
+                 dist.all_reduce(t, group=self.tp_group)
+     """, [("PG107", 2)]),
+    ("guard: predicate copy as a lambda", """
+     active = lambda group: group is not None and dist.get_world_size(group) > 1
+     def f(t, g=None):
+         if active(g):
+             dist.all_reduce(t, group=g)
+     """, [("PG101", 1)]),
+    ("guard: the predicate itself", """
+     def f(t, g=None):
+         if pg_utils.is_parallel(g):
+             dist.all_reduce(t, group=g)
+     """, []),
+    ("guard: or-chain whose size is supplied separately", """
+     def f(t, tp_world_size, group=None):
+         if group is None or tp_world_size == 1:
+             return t
+         dist.all_reduce(t, group=group)
+     """, []),
+    # ---------------------------------------------------------------- which None
+    ("none: evidence from another None-checked collective", """
+     def f(t, g=None):
+         dist.all_reduce(t, group=g)
+     def h(t, g=None):
+         if g is None:
+             return
+         dist.barrier(group=g)
+     """, [("PG105", 2), ("PG103", 4)]),
+    ("none: documented as absent", """
+     def f(t, ep_group=None):
+         '''ep_group: None when there is no expert parallelism.'''
+         dist.all_reduce(t, group=ep_group)
+     """, [("PG105", 3)]),
+    ("none: documented as the default group", """
+     def f(t, group=None):
+         '''group: the process group; if None, the default process group is used.'''
+         dist.all_reduce(t, group=group)
+     def h(t, group=None):
+         if group is not None:
+             dist.all_reduce(t, group=group)
+     """, [("PG103", 5)]),
+    ("none: world collective in the None branch", """
+     def f(t, group=None):
+         if group is not None:
+             dist.barrier(group=group)
+         else:
+             dist.barrier()
+     """, []),
+    ("none: no evidence at all", """
+     def f(t, group=None):
+         dist.all_reduce(t, group=group)
+     """, []),
+    # ---------------------------------------------------------------- across functions
+    ("calls: helper guarded by all callers", """
+     def _reduce(t, group):
+         dist.all_reduce(t, group=group)
+     def f(t, g=None):
+         if g is not None and dist.get_world_size(g) > 1:
+             _reduce(t, g)
+     """, [("PG101", 4)]),
+    ("calls: optional group flows into a helper", """
+     def _reduce(t, group):
+         dist.all_reduce(t, group=group)
+     def f(t, g=None):
+         _reduce(t, g)
+     def h(t, g=None):
+         if g is not None:
+             dist.barrier(group=g)
+     """, [("PG105", 4), ("PG103", 6)]),
+    ("calls: None-only guard before a helper", """
+     def _reduce(t, group):
+         dist.all_reduce(t, group=group)
+     def f(t, g=None):
+         if g is not None:
+             _reduce(t, g)
+     """, [("PG103", 4)]),
+    ("calls: two helpers deep", """
+     def _inner(t, group):
+         dist.all_reduce(t, group=group)
+     def _outer(t, group):
+         _inner(t, group)
+     def f(t, g=None):
+         if g is not None:
+             _outer(t, g)
+     """, [("PG103", 6)]),
+    ("calls: autograd Function", """
+     import torch
+     class Reduce(torch.autograd.Function):
+         @staticmethod
+         def forward(ctx, group, x):
+             ctx.group = group
+             return x
+         @staticmethod
+         def backward(ctx, g):
+             dist.all_reduce(g, group=ctx.group)
+             return None, g
+     def f(x, tp_group=None):
+         if tp_group is not None:
+             return Reduce.apply(tp_group, x)
+         return x
+     """, [("PG103", 12)]),
+    ("calls: functools.partial", """
+     import functools
+     def f(t, g=None):
+         if g is not None:
+             reduce = functools.partial(dist.all_reduce, group=g)
+             reduce(t)
+     """, [("PG103", 3)]),
+    ("calls: functional collectives", """
+     import torch.distributed._functional_collectives as funcol
+     def f(t, g=None):
+         if g is not None:
+             return funcol.all_reduce(t, "sum", g)
+     """, [("PG103", 3)]),
+    ("calls: torch.distributed.nn.functional", """
+     from torch.distributed.nn import functional as dnnf
+     def f(t, g=None):
+         if g is not None:
+             return dnnf.all_reduce(t, group=g)
+     """, [("PG103", 3)]),
+    ("calls: a submodule of a comm module", """
+     from torch.distributed import distributed_c10d as c10d
+     def f(t, g=None):
+         if g is not None:
+             c10d.all_reduce(t, group=g)
+     """, [("PG103", 3)]),
+    ("calls: positional group", """
+     def f(t, g=None):
+         if g is not None:
+             dist.all_reduce(t, dist.ReduceOp.SUM, g)
+     """, [("PG103", 2)]),
+]
+
+
+@pytest.mark.parametrize(("name", "body", "expected"), [pytest.param(*c, id=c[0]) for c in CASES])
+def test_construct(name: str, body: str, expected: list[tuple[str, int]]) -> None:
+    assert sorted(found(body), key=lambda x: x[1]) == sorted(expected, key=lambda x: x[1])

@@ -343,6 +343,13 @@ CASES = [
          else:
              dist.barrier()
      """, []),
+    ("none: a None test that chooses how to communicate, not whether", """
+     def f(t, ts, cg):
+         if cg.intra is not None:
+             dist.all_reduce(t, group=cg.intra)
+         else:
+             dist.all_reduce(t, group=cg.flat)
+     """, []),
     ("none: no evidence at all", """
      def f(t, group=None):
          dist.all_reduce(t, group=group)

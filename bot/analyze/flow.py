@@ -70,7 +70,7 @@ class Facts:
 class State:
     """Facts at one point. Copied at branches (dicts are small: the groups a function touches)."""
 
-    __slots__ = ("aliases", "bottom", "flags", "groups", "same", "separate", "sizes", "world")
+    __slots__ = ("aliases", "bottom", "flags", "groups", "path", "same", "separate", "sizes", "world")
 
     def __init__(self, bottom: bool = False) -> None:
         self.bottom = bottom
@@ -81,6 +81,7 @@ class State:
         self.sizes: dict[str, SizeTerm] = {}
         self.flags: dict[str, ast.expr] = {}
         self.world: frozenset[str] = frozenset()
+        self.path: frozenset[tuple[int, bool]] = frozenset()  # (id of a branch test, its outcome) on this path
 
     def copy(self) -> State:
         s = State(self.bottom)
@@ -91,6 +92,7 @@ class State:
         s.sizes = dict(self.sizes)
         s.flags = dict(self.flags)
         s.world = self.world
+        s.path = self.path
         return s
 
 
@@ -110,6 +112,7 @@ class CollectiveSite:
     function: FunctionInfo | None
     partial: bool = False
     none_keys: frozenset[str] = frozenset()  # keys known to be None here (a world collective in `else:` of a None test)
+    path: frozenset[tuple[int, bool]] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,7 @@ class CallSite:
     groups: dict[str, Facts]
     separate: frozenset[Check]
     arguments: dict[str, str | None]  # callee parameter -> canonical key of the argument passed
+    path: frozenset[tuple[int, bool]] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -217,8 +221,8 @@ class Walker:
             return s  # their bodies are walked as functions of their own
         if isinstance(stmt, ast.If):
             self.expr(stmt.test, s, stmt)
-            then = self.block(stmt.body, self.assume(s, stmt.test, True, stmt.test, False))
-            other = self.block(stmt.orelse, self.assume(s, stmt.test, False, stmt.test, True))
+            then = self.block(stmt.body, _took(self.assume(s, stmt.test, True, stmt.test, False), stmt.test, True))
+            other = self.block(stmt.orelse, _took(self.assume(s, stmt.test, False, stmt.test, True), stmt.test, False))
             return join(then, other, self)
         if isinstance(stmt, ast.While):
             return self.loop(stmt, s, stmt.test)
@@ -712,7 +716,7 @@ class Walker:
             none_keys = frozenset(k for k, f in s.groups.items() if f.null == Null.NONE) if world_call else frozenset()
             self.sites.collectives[id(call)] = CollectiveSite(
                 call, coll, key, self.facts(s, key) if key is not None else None, s.separate,
-                key is not None and key in s.world, stmt, used, self.function, partial, none_keys)
+                key is not None and key in s.world, stmt, used, self.function, partial, none_keys, s.path)
             return
         group = ctx.world_size_group(call)
         if group is not None:
@@ -732,7 +736,7 @@ class Walker:
                     arguments[kw.arg] = self.canon(kw.value, s)
             keys = {k for k in arguments.values() if k is not None} | {k for k in s.groups}
             self.sites.calls[id(call)] = CallSite(
-                call, callee, self.function, {k: self.facts(s, k) for k in keys}, s.separate, arguments)
+                call, callee, self.function, {k: self.facts(s, k) for k in keys}, s.separate, arguments, s.path)
 
     def chain(self, node: ast.BoolOp, s: State) -> None:
         atoms: list[Atom] = []
@@ -795,6 +799,7 @@ def join(a: State, b: State, w: Walker) -> State:
             out.sizes[key] = term
     out.flags = {k: v for k, v in a.flags.items() if b.flags.get(k) is v}
     out.world = a.world | b.world
+    out.path = a.path & b.path
     return out
 
 
@@ -820,6 +825,14 @@ def join_term(ta: SizeTerm | None, a: State, tb: SizeTerm | None, b: State, w: W
 
 
 # ==================================================================== helpers
+
+
+def _took(s: State, test: ast.expr, outcome: bool) -> State:
+    if s.bottom:
+        return s
+    s = s.copy()
+    s.path = s.path | {(id(test), outcome)}
+    return s
 
 
 def _top(stmt: ast.stmt) -> ast.expr | None:

@@ -73,6 +73,7 @@ def decide(module: ModuleFacts) -> Verdicts:
     absent = _absent_evidence(module)
     world = _world_fallbacks(module)
     callers = _callers(module)
+    dispatch = _dispatch_tests(module)
     for site in module.sites.collectives.values():
         if site.key is None or site.facts is None:
             continue
@@ -86,7 +87,7 @@ def decide(module: ModuleFacts) -> Verdicts:
             continue
         if f.nonnull:
             if not site.separate and _owner(module, site.key, site.function) not in world:
-                v.none_only.extend((site, c) for c in sorted(f.nonnull, key=_pos))
+                v.none_only.extend((site, c) for c in sorted(f.nonnull, key=_pos) if id(c.test) not in dispatch)
             continue
         if f.size:
             if f.null in (Null.MAYBE, Null.NONE) and not site.separate and \
@@ -107,7 +108,7 @@ def decide(module: ModuleFacts) -> Verdicts:
         if evidence is None:
             continue
         v.unguarded.append(Unguarded(site, evidence[0], evidence[1]))
-    v.none_only.extend(_none_only_callers(module, callers, world))
+    v.none_only.extend((site, c) for site, c in _none_only_callers(module, callers, world) if id(c.test) not in dispatch)
     v.unguarded.extend(_through_callers(module, callers, absent, world))
     return v
 
@@ -127,6 +128,21 @@ def _none_only_callers(module: ModuleFacts, callers: dict[int, list[CallSite]],
                     _owner(module, key, call.function) in world:
                 continue
             yield from ((r.site, c) for c in sorted(f.nonnull, key=_pos))
+
+
+def _dispatch_tests(module: ModuleFacts) -> set[int]:
+    """Branch tests with communication on both sides (`if has_two_levels(cg): hierarchical() else: flat()`):
+    such a None test chooses how to communicate, it does not decide whether to."""
+    sides: dict[int, set[bool]] = {}
+    for path in [*(c.path for c in module.sites.collectives.values()),
+                 *(c.path for c in module.sites.calls.values() if id(c.callee.node) in _communicating(module))]:
+        for test, outcome in path:
+            sides.setdefault(test, set()).add(outcome)
+    return {test for test, seen in sides.items() if len(seen) == 2}
+
+
+def _communicating(module: ModuleFacts) -> set[int]:
+    return {id(h.node) for s in module.sites.collectives.values() if (h := _helper(module, s)) is not None}
 
 
 def _and_inner(node: ast.expr) -> tuple[ast.expr, ...]:

@@ -126,6 +126,8 @@ class CallSite:
     separate: frozenset[Check]
     arguments: dict[str, str | None]  # callee parameter -> canonical key of the argument passed
     path: frozenset[tuple[int, bool]] = frozenset()
+    statement: ast.stmt | None = None
+    result_used: bool = True
 
 
 @dataclass(frozen=True)
@@ -736,7 +738,8 @@ class Walker:
                     arguments[kw.arg] = self.canon(kw.value, s)
             keys = {k for k in arguments.values() if k is not None} | {k for k in s.groups}
             self.sites.calls[id(call)] = CallSite(
-                call, callee, self.function, {k: self.facts(s, k) for k in keys}, s.separate, arguments, s.path)
+                call, callee, self.function, {k: self.facts(s, k) for k in keys}, s.separate, arguments, s.path,
+                stmt, not (isinstance(stmt, ast.Expr) and stmt.value is call))
 
     def chain(self, node: ast.BoolOp, s: State) -> None:
         atoms: list[Atom] = []

@@ -145,7 +145,8 @@ def check(r: Reporter) -> None:
                 f"given, and this call passes {code_span(str(passed))}, which may be None (group=None means the "
                 f"WORLD group): guard the call with {code_span(f'if {r.predicate}({passed}):')}",
                 call.function, group=str(passed), kind="call",
-                data={"statement": None, "result_used": True, "collective": site.collective.name,
+                data={"statement": r.span(call.statement) if call.statement is not None else r.span(call.call),
+                      "result_used": call.result_used, "collective": site.collective.name,
                       "helper": call.callee.qualname},
                 confidence=u.confidence, evidence=u.evidence,
             )

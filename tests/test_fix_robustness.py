@@ -1,4 +1,5 @@
-"""Per-file failures never escape: absurd nesting, LibCST failing, a fixer bug, a failed write."""
+"""Per-file failures never escape: absurd nesting, LibCST failing or not round-tripping, a failed write. And
+removing a predicate copy keeps the comments above it."""
 
 from __future__ import annotations
 
@@ -98,3 +99,71 @@ def test_a_failed_write_leaves_the_old_file_whole(tmp_path: Path, monkeypatch: p
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.py"]  # no temporary file left behind
     assert main(["fix", "--write", "a.py"]) == 0
     assert "pg_utils" in (tmp_path / "a.py").read_text() and (tmp_path / "a.py").stat().st_mode & 0o777 == 0o640
+
+
+# ------------------------------------------------------------------ LibCST must reproduce the file exactly
+
+
+@pytest.mark.parametrize(
+    "source",
+    [GOOD + "\r", GOOD.replace("\ndef f", "\n\x0cdef f")],  # LibCST drops a final lone CR, a form feed before code
+    ids=["final-lone-cr", "form-feed"],
+)
+def test_a_file_libcst_does_not_reproduce_byte_for_byte_is_not_rewritten(source: str) -> None:
+    findings = analyze_source("m.py", source, CONFIG).findings
+    assert findings
+    result = fix_source(source, findings, CONFIG)
+    assert result.source == source and not result.applied
+    assert "does not reproduce this file byte for byte" in result.refused[0][1]
+
+
+# ------------------------------------------------------------------ PG107: comments above a removed copy stay
+
+COPY = '''import deepspeed.comm as dist
+
+
+def first(t):
+    return t
+
+
+# Copyright (c) the authors. Licensed under Apache-2.0.
+# TODO(someone): move the parallel helpers to one module.
+
+def _tp_active(group):
+    """A copy of the predicate."""
+    # an inner comment goes with the copy
+    return group is not None and dist.get_world_size(group=group) > 1
+
+
+def forward(t, group=None):
+    if _tp_active(group):
+        dist.all_reduce(t, group=group)
+    return t
+
+
+class Layer:
+    def run(self):
+        return self._active(self.mp_group)
+
+    # Layer-level note that must stay.
+    def _active(self, group):
+        return group is not None and dist.get_world_size(group=group) > 1
+    # trailing note of the class
+'''
+
+
+def test_removing_a_copy_keeps_the_comment_block_above_it() -> None:
+    findings = [f for f in analyze_source("m.py", COPY, CONFIG).findings if f.code == "PG107"]
+    assert {f.data["name"] for f in findings} == {"_tp_active", "_active"}
+    result = fix_source(COPY, findings, CONFIG)
+    assert len(result.applied) == 2, result.refused
+    new = result.source
+    assert "def _tp_active" not in new and "def _active" not in new and "inner comment" not in new
+    assert (
+        "    return t\n\n\n# Copyright (c) the authors. Licensed under Apache-2.0.\n"
+        "# TODO(someone): move the parallel helpers to one module.\n\n\ndef forward(t, group=None):\n"
+    ) in new
+    assert "        return pg_utils.is_parallel(self.mp_group)\n\n    # Layer-level note that must stay.\n" in new
+    assert "# trailing note of the class" in new
+    compile(new, "m.py", "exec")  # the result is valid Python (our own output, never run)
+    assert fix_source(new, analyze_source("m.py", new, CONFIG).findings, CONFIG).source == new

@@ -13,6 +13,7 @@ from bot.model import Finding, Span
 
 CONFIG = config_module.load()
 IMPORT = "from deepspeed.comm import pg_utils"
+DIST = "import deepspeed.comm as dist\n"  # the fixer resolves get_world_size through the file's imports
 
 
 def span_of(source: str, text: str, nth: int = 0) -> Span:
@@ -81,7 +82,7 @@ def test_multiline_guard_inside_longer_chain_keeps_other_operands_and_text() -> 
 
 
 def test_non_adjacent_operands_collapse_into_the_first_position() -> None:
-    src = "def f(g, flag, ready):\n    if flag and g is not None and ready and dist.get_world_size(g) > 1:\n        pass\n"
+    src = DIST + "def f(g, flag, ready):\n    if flag and g is not None and ready and dist.get_world_size(g) > 1:\n        pass\n"
     f = guard(src, "g is not None", "dist.get_world_size(g) > 1", chain="flag and g is not None and ready and dist.get_world_size(g) > 1")
     result = fix_source(src, [f], CONFIG)
     assert "    if flag and pg_utils.is_parallel(g) and ready:\n" in result.source
@@ -99,7 +100,7 @@ def test_non_adjacent_operands_collapse_into_the_first_position() -> None:
     ],
 )
 def test_parentheses_go_only_where_nothing_touches_them(line: str, expected: str) -> None:
-    src = f"def f(g, x):\n{line}\n        pass\n"
+    src = DIST + f"def f(g, x):\n{line}\n        pass\n"
     none = "g is not None"
     size = next(s for s in ("dist.get_world_size(g) > 1", "1 < dist.get_world_size(group=g)") if s in src)
     f = guard(src, none, size)
@@ -110,14 +111,14 @@ def test_parentheses_go_only_where_nothing_touches_them(line: str, expected: str
 
 
 def test_negated_early_exit_becomes_not_predicate() -> None:
-    src = "def f(t, g=None):\n    if g is None or dist.get_world_size(group=g) <= 1:\n        return t\n    return t\n"
+    src = DIST + "def f(t, g=None):\n    if g is None or dist.get_world_size(group=g) <= 1:\n        return t\n    return t\n"
     f = guard(src, "g is None", "dist.get_world_size(group=g) <= 1", code="PG102")
     result = fix_source(src, [f], CONFIG)
     assert "    if not pg_utils.is_parallel(g):\n" in result.source and result.applied == [f]
 
 
 def test_early_exit_with_equals_one_is_refused_and_names_the_non_member_state() -> None:
-    src = "def f(t, g=None):\n    if g is None or dist.get_world_size(group=g) == 1:\n        return t\n    return t\n"
+    src = DIST + "def f(t, g=None):\n    if g is None or dist.get_world_size(group=g) == 1:\n        return t\n    return t\n"
     f = guard(src, "g is None", "dist.get_world_size(group=g) == 1", code="PG102")
     result = fix_source(src, [f], CONFIG)
     assert result.source == src
@@ -127,7 +128,7 @@ def test_early_exit_with_equals_one_is_refused_and_names_the_non_member_state() 
 
 
 def test_a_rewrite_that_changes_a_multi_rank_group_is_refused_even_when_unsafe() -> None:
-    src = "def f(g):\n    if g is not None and dist.get_world_size(g) > 4:\n        pass\n"
+    src = DIST + "def f(g):\n    if g is not None and dist.get_world_size(g) > 4:\n        pass\n"
     f = guard(src, "g is not None", "dist.get_world_size(g) > 4")
     result = fix_source(src, [f], CONFIG, unsafe=True)
     assert result.source == src and "multi-rank" in result.refused[0][1]
@@ -168,7 +169,7 @@ def test_crlf_file_stays_crlf() -> None:
 # ------------------------------------------------------------------ partial guards (unsafe by design)
 
 def test_partial_guards_are_unsafe_and_say_which_states_change() -> None:
-    src = "def f(t, g=None):\n    if g is not None:\n        dist.all_reduce(t, group=g)\n    if dist.get_world_size(group=g) > 1:\n        dist.all_reduce(t, group=g)\n"
+    src = DIST + "def f(t, g=None):\n    if g is not None:\n        dist.all_reduce(t, group=g)\n    if dist.get_world_size(group=g) > 1:\n        dist.all_reduce(t, group=g)\n"
     none_only = finding("PG103", src, "g is not None", kind="positive", test="g is not None")
     size_only = finding("PG104", src, "dist.get_world_size(group=g) > 1", kind="positive", op=">", bound=1)
     safe = fix_source(src, [none_only, size_only], CONFIG)
@@ -181,7 +182,7 @@ def test_partial_guards_are_unsafe_and_say_which_states_change() -> None:
 
 
 def test_negative_partial_guard_becomes_not_predicate() -> None:
-    src = "def f(t, g=None):\n    if g is None:\n        return t\n    dist.all_reduce(t, group=g)\n"
+    src = DIST + "def f(t, g=None):\n    if g is None:\n        return t\n    dist.all_reduce(t, group=g)\n"
     f = finding("PG103", src, "g is None", kind="negative", test="g is None")
     assert "    if not pg_utils.is_parallel(g):\n" in fix_source(src, [f], CONFIG, unsafe=True).source
 
@@ -193,7 +194,7 @@ def _unguarded(src: str, call: str, used: bool = False, collective: str = "all_r
 
 
 def test_unguarded_in_place_collective_is_wrapped_keeping_comments() -> None:
-    src = "def f(t, g=None):\n    # reduce it\n    dist.all_reduce(t,\n                    group=g)  # in place\n    return t\n"
+    src = DIST + "def f(t, g=None):\n    # reduce it\n    dist.all_reduce(t,\n                    group=g)  # in place\n    return t\n"
     result = fix_source(src, [_unguarded(src, "dist.all_reduce(t,\n                    group=g)")], CONFIG, unsafe=True)
     assert result.source.endswith(
         "def f(t, g=None):\n    # reduce it\n    if pg_utils.is_parallel(g):\n        dist.all_reduce(t,\n                        group=g)  # in place\n    return t\n"
@@ -218,7 +219,7 @@ def test_unguarded_collective_is_left_alone_where_wrapping_is_not_behaviour_pres
 
 # ------------------------------------------------------------------ cached size (PG106)
 
-CACHED = """class Row:
+CACHED = DIST + """class Row:
     def __init__(self, group=None):
         self.group = group
         self.tp_world_size = dist.get_world_size(group=group)
@@ -326,14 +327,14 @@ def test_method_copy_binds_the_receiver() -> None:
 
 
 def test_decorated_copy_is_kept() -> None:
-    src = "@register\ndef _tp(g):\n    return g is not None and dist.get_world_size(g) > 1\n\n\ny = _tp(None)\n"
+    src = DIST + "@register\ndef _tp(g):\n    return g is not None and dist.get_world_size(g) > 1\n\n\ny = _tp(None)\n"
     result = fix_source(src, [_copy(src, "_tp", [span_of(src, "_tp(None)")], "g")], CONFIG)
     assert "def _tp(g):\n    return pg_utils.is_parallel(g)\n" in result.source
     assert "y = pg_utils.is_parallel(None)" in result.source and "decorated" in result.note(result.applied[0])
 
 
 def test_copy_that_is_not_a_single_return_is_refused() -> None:
-    src = "def _tp(g):\n    x = 1\n    return g is not None and dist.get_world_size(g) > 1\n\n\ny = _tp(None)\n"
+    src = DIST + "def _tp(g):\n    x = 1\n    return g is not None and dist.get_world_size(g) > 1\n\n\ny = _tp(None)\n"
     result = fix_source(src, [_copy(src, "_tp", [span_of(src, "_tp(None)")], "g")], CONFIG)
     assert result.source == src and "does more than return" in result.refused[0][1]
 
@@ -345,7 +346,7 @@ def _contig(src: str, call: str, tensor: str = "t") -> Finding:
 
 
 def test_contiguous_result_is_reduced_into_a_named_copy_and_copied_back() -> None:
-    src = "def f(t, g, t_c):\n    if g:\n        dist.all_reduce(t.contiguous(), group=g)  # sum\n"
+    src = DIST + "def f(t, g, t_c):\n    if g:\n        dist.all_reduce(t.contiguous(), group=g)  # sum\n"
     result = fix_source(src, [_contig(src, "dist.all_reduce(t.contiguous(), group=g)")], CONFIG, unsafe=True)
     assert result.source.endswith(
         "        t_c2 = t.contiguous()\n        dist.all_reduce(t_c2, group=g)  # sum\n        t.copy_(t_c2)\n"
@@ -367,7 +368,7 @@ def test_contiguous_fix_refused_where_copy_back_is_wrong(src: str, call: str, te
 
 
 def test_wrap_and_contiguous_on_one_statement_compose() -> None:
-    src = "def f(t, g=None):\n    dist.all_reduce(t.contiguous(), group=g)\n"
+    src = DIST + "def f(t, g=None):\n    dist.all_reduce(t.contiguous(), group=g)\n"
     call = "dist.all_reduce(t.contiguous(), group=g)"
     result = fix_source(src, [_unguarded(src, call), _contig(src, call)], CONFIG, unsafe=True)
     assert result.source.endswith(
@@ -379,30 +380,30 @@ def test_wrap_and_contiguous_on_one_statement_compose() -> None:
 # ------------------------------------------------------------------ bad input never crashes the run
 
 def test_unparseable_source_refuses_everything_and_changes_nothing() -> None:
-    src = "def f(:\n"
+    src = DIST + "def f(:\n"
     f = Finding("PG101", "", "m.py", Span(1, 0, 1, 1), group="g", kind="and")
     result = fix_source(src, [f], CONFIG)
     assert result.source == src and "does not parse" in result.refused[0][1]
 
 
 def test_bad_findings_are_refused_one_by_one_and_good_ones_still_apply() -> None:
-    src = "def f(g):\n    if g is not None and dist.get_world_size(g) > 1:\n        pass\n"
+    src = DIST + "def f(g):\n    if g is not None and dist.get_world_size(g) > 1:\n        pass\n"
     good = guard(src, "g is not None", "dist.get_world_size(g) > 1")
     no_data = Finding("PG101", "", "m.py", good.span, group="g", kind="and")
-    nowhere = Finding("PG103", "", "m.py", Span(2, 8, 2, 20), group="g", kind="positive")  # `is not None`
+    nowhere = Finding("PG103", "", "m.py", Span(3, 8, 3, 20), group="g", kind="positive")  # `is not None`
     unknown = Finding("PG199", "", "m.py", good.span, group="g")
     outside = Finding("PG104", "", "m.py", Span(40, 0, 40, 3), group="g", kind="positive")
     result = fix_source(src, [no_data, nowhere, unknown, outside, good], CONFIG, unsafe=True)
     assert result.applied == [good] and "pg_utils.is_parallel(g)" in result.source
     reasons = dict((f.code, why) for f, why in result.refused)
     assert "data['none_check']" in reasons["PG101"]
-    assert "cannot prove" in reasons["PG103"]
+    assert "does not parse" in reasons["PG103"]
     assert "no automatic fix" in reasons["PG199"]
     assert "outside the file" in reasons["PG104"]
 
 
 def test_span_that_is_not_a_node_is_refused() -> None:
-    src = "def f(g):\n    if (g is not None and dist.get_world_size(g) > 1):\n        pass\n"
+    src = DIST + "def f(g):\n    if (g is not None and dist.get_world_size(g) > 1):\n        pass\n"
     with_parens = span_of(src, "(g is not None and dist.get_world_size(g) > 1)")  # node spans exclude parens
     f = Finding("PG104", "", "m.py", with_parens, group="g", kind="positive")
     result = fix_source(src, [f], CONFIG, unsafe=True)
@@ -427,7 +428,7 @@ def test_importing_the_fixer_does_not_import_libcst() -> None:
 
 
 def test_comments_inside_parentheses_and_on_the_kept_operand_line_survive() -> None:
-    src = (
+    src = DIST + (
         "def f(t, g=None, flag=True):\n"
         "    if (\n        # why\n        g is not None\n        and dist.get_world_size(g) > 1  # tail\n    ):\n        pass\n"
         "    if (flag  # the flag\n            and g is not None  # present\n"
@@ -445,7 +446,7 @@ def test_comments_inside_parentheses_and_on_the_kept_operand_line_survive() -> N
 
 
 def test_two_guards_in_one_chain_are_both_rewritten_in_one_run() -> None:
-    src = "def f(g, h):\n    if g is not None and dist.get_world_size(g) > 1 and h is not None and dist.get_world_size(h) > 1:\n        pass\n"
+    src = DIST + "def f(g, h):\n    if g is not None and dist.get_world_size(g) > 1 and h is not None and dist.get_world_size(h) > 1:\n        pass\n"
     chain = "g is not None and dist.get_world_size(g) > 1 and h is not None and dist.get_world_size(h) > 1"
     fs = [
         guard(src, "g is not None", "dist.get_world_size(g) > 1", chain=chain),
@@ -457,26 +458,26 @@ def test_two_guards_in_one_chain_are_both_rewritten_in_one_run() -> None:
 
 
 def test_or_chain_early_exit_keeps_the_other_operand() -> None:
-    src = "def f(t, g, x):\n    if x or g is None or dist.get_world_size(g) <= 1:\n        return t\n"
+    src = DIST + "def f(t, g, x):\n    if x or g is None or dist.get_world_size(g) <= 1:\n        return t\n"
     f = guard(src, "g is None", "dist.get_world_size(g) <= 1", chain="x or g is None or dist.get_world_size(g) <= 1", code="PG102")
     assert "    if x or not pg_utils.is_parallel(g):\n" in fix_source(src, [f], CONFIG).source
 
 
 def test_keyword_touching_an_operand_keeps_its_parentheses() -> None:
-    src = "def f(g, x):\n    if x and(g is not None) and dist.get_world_size(g) > 1:\n        pass\n"
+    src = DIST + "def f(g, x):\n    if x and(g is not None) and dist.get_world_size(g) > 1:\n        pass\n"
     f = guard(src, "g is not None", "dist.get_world_size(g) > 1", chain="x and(g is not None) and dist.get_world_size(g) > 1")
     result = fix_source(src, [f], CONFIG)
     assert "    if x and(pg_utils.is_parallel(g)):\n" in result.source
 
 
 def test_size_read_through_a_local_name_is_evaluated_as_that_size() -> None:
-    src = "def f(t, g=None):\n    ws = dist.get_world_size(group=g)\n    if ws > 1:\n        dist.all_reduce(t, group=g)\n"
+    src = DIST + "def f(t, g=None):\n    ws = dist.get_world_size(group=g)\n    if ws > 1:\n        dist.all_reduce(t, group=g)\n"
     f = finding("PG104", src, "ws > 1", kind="positive", op=">", bound=1, via="ws")
     result = fix_source(src, [f], CONFIG, unsafe=True)
     assert "    if pg_utils.is_parallel(g):\n" in result.source
     assert "None (dimension absent): old True, new False" in result.note(f)
     no_via = finding("PG104", src, "ws > 1", kind="positive", op=">", bound=1)
-    assert "depends on ws" in fix_source(src, [no_via], CONFIG, unsafe=True).refused[0][1]
+    assert "depends on `ws`" in fix_source(src, [no_via], CONFIG, unsafe=True).refused[0][1]
 
 
 def test_copy_never_called_in_its_file_is_kept_delegating() -> None:

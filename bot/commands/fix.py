@@ -1,7 +1,8 @@
 """`pg-bot fix [PATHS]`: print a unified diff (default), `--write` it in place, or `--check` (exit 1 if any change).
 
 Exit codes: 0 done (or nothing to change), 1 `--check` found changes, 2 usage/config error. A file that
-cannot be read, decoded or parsed is reported and skipped; the run goes on.
+cannot be read, decoded, parsed or rewritten is reported and skipped; the run goes on. `--write` replaces each
+file in one step (a temporary file renamed over it), so a failure never leaves a file half-written.
 """
 
 from __future__ import annotations
@@ -9,7 +10,9 @@ from __future__ import annotations
 import argparse
 import difflib
 import io
+import os
 import sys
+import tempfile
 import tokenize
 from collections import Counter
 from dataclasses import dataclass, field
@@ -19,7 +22,7 @@ from bot.analyze import RULES, analyze_source, iter_python_files
 from bot.commands.common import add_config_options, fail, load_config, selected
 from bot.config import Config, ConfigError
 from bot.fix import FIXABLE, fix_source
-from bot.fix.text import split_lines
+from bot.fix.text import error_text, split_lines
 from bot.model import Finding
 
 
@@ -67,11 +70,30 @@ def fix_file(path: Path, shown: str, config: Config, wanted: set[str], unsafe: b
     findings = [f for f in result.findings if f.code in wanted]
     if not findings:
         return source, source, encoding
-    fixed = fix_source(source, findings, config, unsafe=unsafe)
+    try:
+        fixed = fix_source(source, findings, config, unsafe=unsafe)
+    except Exception as exc:  # fix_source reports per finding; this is the last line of defence for the run
+        tally.errors.append(f"{shown}: cannot fix: {error_text(exc)}")
+        return None
     tally.applied.update(f.code for f in fixed.applied)
     tally.refused.update(f.code for f, _ in fixed.refused)
     tally.refusals.extend(_refusal(shown, f, why) for f, why in fixed.refused)
     return source, fixed.source, encoding
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Replace ``path``'s content in one rename, keeping its permissions: it holds the old or the new text."""
+    target = path.resolve()  # through a symlink, as a plain write would go
+    mode = target.stat().st_mode & 0o7777
+    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".pg-bot", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.chmod(temp, mode)
+        os.replace(temp, target)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
 
 
 def _refusal(path: str, finding: Finding, why: str) -> str:
@@ -112,9 +134,9 @@ def run(args: argparse.Namespace) -> int:
         tally.files_changed += 1
         if args.write:
             try:
-                file.write_bytes(new.encode(encoding))
-            except OSError as exc:
-                tally.errors.append(f"{shown}: cannot write: {exc.strerror or exc}")
+                write_atomically(file, new.encode(encoding))
+            except (OSError, UnicodeEncodeError) as exc:
+                tally.errors.append(f"{shown}: cannot write: {error_text(exc)}")
         elif not args.check:
             sys.stdout.write(_diff(shown, old, new))
     _summary(tally, args)

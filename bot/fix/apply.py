@@ -1,4 +1,8 @@
-"""fix_source: plan every finding, apply the ones allowed, verify the result, report the rest."""
+"""fix_source: plan every finding, apply the ones allowed, verify the result, report the rest.
+
+Whatever goes wrong with one file (a rewrite bug, a RecursionError on absurdly nested code, LibCST failing)
+costs that file's fixes, reported per finding, and never the run: ``fix_source`` does not raise for bad input.
+"""
 
 from __future__ import annotations
 
@@ -8,15 +12,17 @@ from bot.config import Config
 from bot.fix import FixResult
 from bot.fix.codemod import apply
 from bot.fix.plan import Plan, Refused, make_context, plan
-from bot.fix.text import split_lines
+from bot.fix.text import error_text, split_lines
 from bot.model import Finding
 
 
 def plan_all(source: str, findings: list[Finding], config: Config) -> tuple[list[Plan], list[tuple[Finding, str]]]:
     try:
-        ctx = make_context(source, split_lines(source), config)
+        ctx = make_context(source, split_lines(source), config, findings[0].path if findings else None)
     except SyntaxError as exc:
         return [], [(f, f"file does not parse (line {exc.lineno}): {exc.msg}") for f in findings]
+    except (RecursionError, MemoryError, ValueError) as exc:
+        return [], [(f, f"file cannot be analysed for a fix: {error_text(exc)}") for f in findings]
     plans: list[Plan] = []
     refused: list[tuple[Finding, str]] = []
     for finding in findings:
@@ -41,6 +47,14 @@ def _size_imports(source: str, config: Config) -> list[tuple[str, str]]:
 def fix_source(source: str, findings: list[Finding], config: Config, *, unsafe: bool = False) -> FixResult:
     if isinstance(source, bytes):
         source = source.decode("utf-8")
+    try:
+        return _fix_source(source, findings, config, unsafe)
+    except Exception as exc:  # e.g. RecursionError deep inside LibCST or ast: this file's fixes, not the run
+        reason = f"internal error while fixing this file: {error_text(exc)}; nothing applied"
+        return FixResult(source, [], [(f, reason) for f in findings])
+
+
+def _fix_source(source: str, findings: list[Finding], config: Config, unsafe: bool) -> FixResult:
     plans, refused = plan_all(source, findings, config)
     chosen: list[Plan] = []
     for p in plans:
@@ -58,7 +72,7 @@ def fix_source(source: str, findings: list[Finding], config: Config, *, unsafe: 
         try:
             outcome = apply(source, list(enumerate(chosen)), lines, needs, unused)
         except Exception as exc:  # a bug in a rewrite must cost this file's fixes, not the whole run
-            reason = f"internal error while rewriting: {type(exc).__name__}: {exc}; nothing applied"
+            reason = f"internal error while rewriting: {error_text(exc)}; nothing applied"
             return FixResult(source, [], refused + [(p.finding, reason) for p in chosen])
         if not outcome.failed:
             break

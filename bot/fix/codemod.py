@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeAlias, TypeVar
 
@@ -73,6 +73,7 @@ class _Apply(cst.CSTTransformer):
         self.stmts: dict[Span, list[tuple[int, WrapStatement | NameContiguous | InsertAfter]]] = defaultdict(list)
         self.defs: dict[tuple[int, str], list[tuple[int, RemoveDef | ReplaceReturn]]] = defaultdict(list)
         self.pending: dict[int, int] = defaultdict(int)  # plan index -> operations not yet applied
+        self.removed: list[cst.FunctionDef] = []  # copies to drop; their block does it, keeping comments above
         self.failed: dict[int, str] = {}
         for index, plan in plans:
             for op in plan.ops:
@@ -327,7 +328,8 @@ class _Apply(cst.CSTTransformer):
             return updated_node
         self._done(index)
         if isinstance(op, RemoveDef):
-            return cst.RemovalSentinel.REMOVE
+            self.removed.append(updated_node)
+            return updated_node
         body = updated_node.body
         if not isinstance(body, cst.IndentedBlock):
             return updated_node.with_changes(body=body.with_changes(body=[cst.Return(value=cst.parse_expression(op.text))]))
@@ -337,6 +339,42 @@ class _Apply(cst.CSTTransformer):
                 stmt = stmt.with_changes(body=[stmt.body[0].with_changes(value=cst.parse_expression(op.text))])
             new_body.append(stmt)
         return updated_node.with_changes(body=body.with_changes(body=new_body))
+
+
+    # -------------------------------------------------------------- removing a copy, not the comments above it
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        body, footer = self._drop_removed(updated_node.body, updated_node.footer)
+        return updated_node.with_changes(body=body, footer=footer) if body is not None else updated_node
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.BaseSuite:
+        body, footer = self._drop_removed(updated_node.body, updated_node.footer)
+        return updated_node.with_changes(body=body, footer=footer) if body is not None else updated_node
+
+    def _drop_removed(
+        self, body: Sequence[cst.BaseStatement], footer: Sequence[cst.EmptyLine]
+    ) -> tuple[list[cst.BaseStatement] | None, Sequence[cst.EmptyLine]]:
+        """Drop the removed copies of this block; a comment above one (a licence, a TODO) moves to the next
+        statement, or to the block's footer when it was the last. None when nothing here is removed."""
+        if not any(any(stmt is r for r in self.removed) for stmt in body):
+            return None, footer
+        out: list[cst.BaseStatement] = []
+        carry: list[cst.EmptyLine] = []
+        for stmt in body:
+            if any(stmt is r for r in self.removed):
+                carry.extend(_up_to_last_comment(getattr(stmt, "leading_lines", ())))
+                continue
+            if carry and isinstance(stmt, cst.SimpleStatementLine | cst.BaseCompoundStatement):
+                stmt = stmt.with_changes(leading_lines=[*carry, *stmt.leading_lines])
+                carry = []
+            out.append(stmt)
+        return out, [*carry, *footer]
+
+
+def _up_to_last_comment(lines: Sequence[cst.EmptyLine]) -> list[cst.EmptyLine]:
+    """The leading lines through the last comment: the blank lines between it and the removed def go with it."""
+    last = max((i for i, line in enumerate(lines) if line.comment is not None), default=-1)
+    return list(lines[: last + 1])
 
 
 def _flatten(node: cst.BooleanOperation, kind: type) -> list[cst.BaseExpression]:
@@ -376,6 +414,11 @@ def apply(
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:  # ast accepted it, LibCST did not: report, do not crash the run
         return Outcome(source, {i: f"LibCST cannot parse this file: {exc.message}" for i, _ in plans})
+    if module.code != source:  # e.g. a byte-order mark or a final lone CR: every untouched byte must survive
+        where = next((i for i, (a, b) in enumerate(zip(module.code, source, strict=False)) if a != b), min(len(module.code), len(source)))
+        line = source.count("\n", 0, where) + 1
+        reason = f"LibCST does not reproduce this file byte for byte (first difference on line {line}); not rewritten"
+        return Outcome(source, {i: reason for i, _ in plans})
     applier = _Apply(plans, lines)
     new = MetadataWrapper(module, unsafe_skip_copy=True).visit(applier)
     failed = dict(applier.failed)

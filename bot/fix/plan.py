@@ -1,8 +1,9 @@
 """Findings -> rewrite plans: what to change, whether it is behaviour-preserving, and why (no CST editing here).
 
-Each rule has one planner. A planner reads the finding's spans and ``data`` (docs/contracts.md), checks the
-rewrite with :mod:`bot.fix.equivalence`, and returns the operations the codemod performs, or raises
-:class:`Refused` with a reason a reviewer can read.
+Each rule has one planner. A planner reads the finding's spans and ``data`` (docs/contracts.md), proves the
+rewrite with :mod:`bot.fix.equivalence` (an allow-listed AST interpreter: nothing is ever evaluated), and returns
+the operations the codemod performs, or raises :class:`Refused` with a reason a reviewer can read. A rewrite the
+interpreter cannot prove becomes a suggestion that says why, never applied by ``pg-bot fix``.
 """
 
 from __future__ import annotations
@@ -13,14 +14,19 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.analyze.names import dotted, package_of
 from bot.config import Config
-from bot.fix.equivalence import STATES, Comparison, EvaluationError, compare
-from bot.fix.text import slice_span
+from bot.fix.equivalence import STATES, Comparison, Unprovable, Vocabulary, compare, parse_expr, snippet
+from bot.fix.text import code, error_text, slice_span
 from bot.model import Finding, Span
 
 
 class Refused(Exception):
     """This finding cannot be rewritten automatically; the message says why."""
+
+
+class Unproven(Exception):
+    """The rewrite is well-defined but cannot be proved behaviour-preserving: a suggestion only, with the reason."""
 
 
 # ------------------------------------------------------------------ operations the codemod understands
@@ -120,10 +126,8 @@ class Context:
     config: Config
     tree: ast.Module
     parents: dict[ast.AST, ast.AST] = field(default_factory=dict)
-
-    @property
-    def predicate(self) -> tuple[str, str]:
-        return (self.config.predicate_name, self.config.predicate_function)
+    vocabulary: Vocabulary | None = None
+    _exprs: dict[Span, ast.expr] | None = None
 
     def call(self, group: str, negative: bool = False) -> str:
         text = f"{self.config.predicate_call}({group})"
@@ -135,11 +139,35 @@ class Context:
         except ValueError as exc:
             raise Refused(str(exc)) from exc
 
+    def span_of(self, node: ast.expr) -> Span | None:
+        """``node``'s span in characters (ast counts UTF-8 bytes within a line)."""
+        end_line, end_col = node.end_lineno, node.end_col_offset
+        if end_line is None or end_col is None or not (1 <= node.lineno <= end_line <= len(self.lines)):
+            return None
 
-def make_context(source: str, lines: list[str], config: Config) -> Context:
+        def column(line: int, offset: int) -> int:
+            return len(self.lines[line - 1].encode("utf-8")[:offset].decode("utf-8", "replace"))
+
+        return Span(node.lineno, column(node.lineno, node.col_offset), end_line, column(end_line, end_col))
+
+    def expr_at(self, span: Span) -> ast.expr:
+        """The outermost expression whose span is exactly ``span``."""
+        if self._exprs is None:
+            self._exprs = {}
+            for node in ast.walk(self.tree):  # breadth first: an outer node is seen before one that shares its span
+                if isinstance(node, ast.expr) and (where := self.span_of(node)) is not None:
+                    self._exprs.setdefault(where, node)
+        found = self._exprs.get(span)
+        if found is None:
+            raise Refused(f"no expression at {span.line}:{span.col + 1}-{span.end_line}:{span.end_col + 1}")
+        return found
+
+
+def make_context(source: str, lines: list[str], config: Config, path: str | None = None) -> Context:
     tree = ast.parse(source)
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-    return Context(source, lines, config, tree, parents)
+    vocabulary = Vocabulary.of(tree, config, package_of(path) if path else None)
+    return Context(source, lines, config, tree, parents, vocabulary)
 
 
 # ------------------------------------------------------------------ helpers
@@ -166,11 +194,29 @@ def _group(finding: Finding) -> str:
     return finding.group
 
 
-def _compare(ctx: Context, old: str, new: str, group: str, subs: Mapping[str, str] | None = None) -> Comparison:
+def _compare(
+    ctx: Context,
+    old: str | ast.expr,
+    new: str | ast.expr,
+    group: str,
+    subs: Mapping[str, str | ast.expr] | None = None,
+    *,
+    sizes: Sequence[str] = (),
+    opaque: Mapping[str, str] | None = None,
+) -> Comparison:
+    vocabulary = ctx.vocabulary or Vocabulary.of(ctx.tree, ctx.config)
     try:
-        return compare(old, new, group, substitutions=subs, predicate=ctx.predicate)
-    except EvaluationError as exc:
-        raise Refused(f"cannot prove the rewrite: {exc}") from exc
+        return compare(old, new, group, vocabulary, substitutions=subs, sizes=sizes, opaque=opaque)
+    except Unprovable as exc:
+        raise Unproven(f"cannot prove the rewrite: {exc}") from exc
+
+
+def _unproven(finding: Finding, ops: list[Op], reason: str, needs_import: bool = True) -> Plan:
+    note = (
+        f"{reason}. Never applied by `pg-bot fix` (not even with --unsafe-fixes): check by hand that the "
+        f"rewrite keeps what the old code did"
+    )
+    return Plan(finding, [], False, note, None, needs_import, suggest_ops=ops, suggest_note=note, auto=False)
 
 
 _WHY = {
@@ -187,7 +233,7 @@ def _judge(comparison: Comparison, intended: str) -> tuple[bool, str]:
     if comparison.equivalent:
         return True, f"behaviour-preserving: {comparison.describe()}"
     reasons = "; ".join(
-        f"{o.state}: old {o.old}, new {o.new} ({_WHY.get(o.state.name, 'no parallelism there')})"
+        f"{o.describe()} ({_WHY.get(o.state.name, 'no parallelism there')})"
         for o in comparison.differing
     )
     return False, f"unsafe fix, changes behaviour by design ({intended}): {reasons}"
@@ -198,17 +244,100 @@ def _judge(comparison: Comparison, intended: str) -> tuple[bool, str]:
 
 def _full_guard(finding: Finding, ctx: Context) -> Plan:
     group = _group(finding)
-    first, second = sorted((_span(finding, "none_check"), _span(finding, "size_check")))
-    chain = _span(finding, "chain")
-    op = "or" if finding.kind == "or" else "and"
-    old = f"({ctx.text(first)}) {op} ({ctx.text(second)})"
-    new = ctx.call(group, negative=op == "or")
-    comparison = _compare(ctx, old, new, group)
+    checks = _span(finding, "none_check"), _span(finding, "size_check")
+    chain_span = _span(finding, "chain")
+    chain = ctx.expr_at(chain_span)
+    kind = ast.Or if finding.kind == "or" else ast.And
+    if not (isinstance(chain, ast.BoolOp) and isinstance(chain.op, kind)):
+        raise Refused(f"data['chain'] is not an `{kind.__name__.lower()}` chain")
+    spans = [ctx.span_of(v) for v in chain.values]
+    if not all(c in spans for c in checks):
+        raise Refused("the guard's two checks are not operands of its chain")
+    first, last = sorted(spans.index(c) for c in checks)
+    new = ctx.call(group, negative=kind is ast.Or)
+    # The two checks collapse into the first one's place; every other operand stays, in order.
+    if len(chain.values) == 2:
+        ops: list[Op] = [ReplaceExpr(chain_span, new)]
+    else:
+        first_span, last_span = spans[first], spans[last]
+        assert first_span is not None and last_span is not None
+        ops = [RewriteChain(chain_span, first_span, last_span, new)]
+    try:
+        comparison = _prove_chain(ctx, chain, first, last, new, group)
+    except Unproven as exc:
+        return _unproven(finding, ops, str(exc))
     safe, note = _judge(comparison, "this hand-written guard disagrees with the predicate")
-    whole = chain.line == first.line and chain.col == first.col
-    whole = whole and (chain.end_line, chain.end_col) == (second.end_line, second.end_col)
-    ops: list[Op] = [ReplaceExpr(chain, new) if whole else RewriteChain(chain, first, second, new)]
+    kept = len(chain.values) - 2
+    if kept:
+        note += f"; the other {kept} operand(s) of the chain stay, in order"
     return Plan(finding, ops, safe, note, comparison)
+
+
+def _prove_chain(ctx: Context, chain: ast.BoolOp, first: int, last: int, new: str, group: str) -> Comparison:
+    """Old chain vs new chain, whole: the guard's checks as themselves, every other operand as an opaque boolean.
+
+    A run of neighbouring operands stays neighbouring in both chains, so it is one opaque variable (at most three:
+    before, between and after the checks), which keeps the enumeration small for chains of any length."""
+    values = chain.values
+    runs = {"before": values[:first], "between": values[first + 1 : last], "after": values[last + 1 :]}
+    for operand in runs["between"]:  # these now run after the size check, which short-circuits them
+        if (why := _impurity(operand, ctx)) is not None:
+            raise Unproven(
+                f"cannot prove the rewrite: the operand {_quote(ctx, operand)} holds {why}, and the rewrite moves "
+                f"it after the size check (it would run at a different time, or not at all)"
+            )
+    joiner = " or " if isinstance(chain.op, ast.Or) else " and "
+    opaque: dict[str, str] = {}
+    placeholder: dict[str, ast.expr] = {}
+    for name, run in runs.items():
+        if run:
+            label = f"<{name}>"  # not an identifier: it cannot clash with a name in the file
+            opaque[label] = code(snippet(joiner.join(_text_of(ctx, v) for v in run)))
+            placeholder[name] = ast.Name(id=label, ctx=ast.Load())
+    parts = [placeholder.get("before"), values[first], placeholder.get("between"), values[last], placeholder.get("after")]
+    old = ast.BoolOp(op=chain.op, values=[p for p in parts if p is not None])
+    try:
+        replacement = parse_expr(new, "rewrite")
+    except Unprovable as exc:
+        raise Unproven(f"cannot prove the rewrite: {exc}") from exc
+    rest = [p for p in (placeholder.get("before"), replacement, placeholder.get("between"), placeholder.get("after")) if p]
+    new_expr = rest[0] if len(rest) == 1 else ast.BoolOp(op=chain.op, values=rest)
+    return _compare(ctx, old, new_expr, group, opaque=opaque)
+
+
+# Nodes an operand may hold and still be moved: reading names and attributes, constants, arithmetic and logic.
+_PURE = (
+    ast.Name, ast.Attribute, ast.Constant, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.BinOp, ast.IfExp, ast.Tuple,
+    ast.List, ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop,
+)
+
+
+def _impurity(node: ast.expr, ctx: Context) -> str | None:
+    """What in ``node`` may have a side effect or raise (a call, a subscript, a walrus, ...), or None."""
+    vocabulary = ctx.vocabulary or Vocabulary.of(ctx.tree, ctx.config)
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call):
+            known = vocabulary.kind(sub.func) is not None and not sub.keywords[1:] and len(sub.args) <= 1
+            plain = all(isinstance(a, ast.Name | ast.Attribute | ast.Constant) for a in (*sub.args, *(k.value for k in sub.keywords)))
+            if known and plain and all(k.arg == "group" for k in sub.keywords):
+                continue  # get_world_size(h) / the predicate on a name: no side effect
+            return f"a call to {_quote(ctx, sub.func)}"
+        if not isinstance(sub, _PURE):
+            shown = _quote(ctx, sub) if isinstance(sub, ast.expr) else ""
+            return f"{type(sub).__name__.lower()} {shown}".strip()
+    return None
+
+
+def _text_of(ctx: Context, node: ast.expr) -> str:
+    span = ctx.span_of(node)
+    return ctx.text(span) if span is not None else ast.unparse(node)
+
+
+def _quote(ctx: Context, node: ast.expr) -> str:
+    try:
+        return code(snippet(_text_of(ctx, node)))
+    except (Refused, RecursionError, ValueError):
+        return f"a {type(node).__name__}"
 
 
 def _test_replacement(finding: Finding, ctx: Context, intended: str) -> Plan:
@@ -216,10 +345,18 @@ def _test_replacement(finding: Finding, ctx: Context, intended: str) -> Plan:
     negative = finding.kind == "negative"
     new = ctx.call(group, negative)
     via = finding.data.get("via")  # the size was read through a local name (`ws = get_world_size(group=g)`)
-    subs = {via: f"get_world_size(group={group})"} if isinstance(via, str) and via.isidentifier() else None
-    comparison = _compare(ctx, ctx.text(finding.span), new, group, subs)
+    sizes = [via] if isinstance(via, str) and via.replace(".", "_").isidentifier() else []
+    ops: list[Op] = [ReplaceExpr(finding.span, new)]
+    try:
+        old = parse_expr(ctx.text(finding.span), "test")
+    except Unprovable as exc:  # the finding's span is not an expression: nothing to suggest either
+        raise Refused(str(exc)) from exc
+    try:
+        comparison = _compare(ctx, old, new, group, sizes=sizes)
+    except Unproven as exc:
+        return _unproven(finding, ops, str(exc))
     safe, note = _judge(comparison, intended)
-    return Plan(finding, [ReplaceExpr(finding.span, new)], safe, note, comparison)
+    return Plan(finding, ops, safe, note, comparison)
 
 
 def _partial_none(finding: Finding, ctx: Context) -> Plan:
@@ -245,9 +382,12 @@ def _unguarded(finding: Finding, ctx: Context) -> Plan:
             f"guard the surrounding code with `if {ctx.call(group)}:` by hand"
         )
     new = ctx.call(group)
-    comparison = _compare(ctx, "True", new, group)  # no guard: the collective always runs
-    safe, note = _judge(comparison, f"`{collective}` on a None group ran over the WORLD group")
     wrap = WrapStatement(statement, new)
+    try:
+        comparison = _compare(ctx, "True", new, group)  # no guard: the collective always runs
+    except Unproven as exc:
+        return _unproven(finding, [wrap], str(exc))
+    safe, note = _judge(comparison, f"`{collective}` on a None group ran over the WORLD group")
     if collective not in ctx.config.inplace_collectives | _SKIPPABLE_EXTRA:
         # Suggestion only: the guard is right, but the non-parallel branch must still fill the buffer.
         why = (
@@ -291,28 +431,32 @@ def _cached_size(finding: Finding, ctx: Context) -> Plan:
         raise Refused(f"the cached size is assigned conditionally (line {assignment.line}); cache the predicate by hand")
     group_node = value.args[0] if value.args else next((k.value for k in value.keywords if k.arg == "group"), None)
     if group_node is None:
-        raise Refused(f"`{ast.unparse(value)}` measures the world, not an optional group")
+        raise Refused(f"{code(snippet(ast.unparse(value)))} measures the world, not an optional group")
     group = ast.unparse(group_node)
+    if dotted(group_node) is None:
+        raise Refused(f"the cached size measures {code(snippet(group))}, not a named group; cache the predicate by hand")
     base = attribute.rsplit(".", 1)[0]
     suggested = finding.data.get("cache_attribute")  # the analyzer's message names it: use the same name
     if isinstance(suggested, str) and re.fullmatch(rf"{re.escape(base)}\.[A-Za-z_]\w*", suggested):
         cached = suggested
     else:
         cached = f"{base}.is_{_dimension(group, attribute)}_parallel"
-    code = f"{cached} = {ctx.call(group)}"
+    flag = f"{cached} = {ctx.call(group)}"
     negative = finding.kind == "negative"
     new = f"not {cached}" if negative else cached
-    # The cached flag holds is_parallel(group) from construction; compare the test against exactly that.
-    comparison = _compare(
-        ctx, ctx.text(finding.span), ctx.call(group, negative), group, subs={attribute: ast.unparse(value)}
-    )
-    safe, note = _judge(comparison, "a cached world size is 8 (the world) for a None group")
     ops: list[Op] = [ReplaceExpr(finding.span, new)]
-    if code not in ctx.source:
+    if flag not in ctx.source:
         if re.search(rf"\.{re.escape(cached.rsplit('.', 1)[1])}\b", ctx.source):
-            raise Refused(f"`{cached}` already exists with another meaning; cache the predicate by hand")
-        ops.append(InsertAfter(assignment, code))
-    note += f"; caches `{code}` at construction (line {assignment.line}) for the hot path"
+            raise Refused(f"{code(cached)} already exists with another meaning; cache the predicate by hand")
+        ops.append(InsertAfter(assignment, flag))
+    try:
+        # The cached flag holds is_parallel(group) from construction; compare the test against exactly that,
+        # with the cached attribute standing for the call it was assigned (which must be allow-listed too).
+        comparison = _compare(ctx, ctx.text(finding.span), ctx.call(group, negative), group, subs={attribute: value})
+    except Unproven as exc:
+        return _unproven(finding, ops, str(exc))
+    safe, note = _judge(comparison, "a cached world size is 8 (the world) for a None group")
+    note += f"; caches {code(flag)} at construction (line {assignment.line}) for the hot path"
     return Plan(finding, ops, safe, note, comparison)
 
 
@@ -338,7 +482,11 @@ def _predicate_copy(finding: Finding, ctx: Context) -> Plan:
     defaults = dict(zip(params[len(params) - len(node.args.defaults) :], map(ast.unparse, node.args.defaults), strict=True))
     group = _group(finding)
     negated = bool(finding.data.get("negated"))
-    comparison = _compare(ctx, ast.unparse(body[0].value), ctx.call(group, negated), group)
+    delegate = ReplaceReturn(node.lineno, name, ctx.call(group, negated))
+    try:
+        comparison = _compare(ctx, body[0].value, ctx.call(group, negated), group)
+    except Unproven as exc:
+        return _unproven(finding, [delegate], str(exc))
     safe, note = _judge(comparison, f"`{name}` was not the predicate")
     parent = ctx.parents.get(node)
     method = isinstance(parent, ast.ClassDef) and not any(
@@ -367,7 +515,6 @@ def _predicate_copy(finding: Finding, ctx: Context) -> Plan:
         )
         ops.append(ReplaceReturn(node.lineno, name, ctx.call(group, negated)))
         note += f"; `{name}` is kept ({why}) and now returns the predicate"
-    delegate = ReplaceReturn(node.lineno, name, ctx.call(group, negated))
     where = ", ".join(str(c.line) for c in calls) or "none in this file"
     block_note = (
         f"{note.split(';')[0]}; this block makes `{name}` delegate to the predicate; `pg-bot fix` instead calls "
@@ -392,9 +539,9 @@ def _discarded_contiguous(finding: Finding, ctx: Context) -> Plan:
     try:
         parsed = ast.parse(tensor, mode="eval").body
     except SyntaxError as exc:
-        raise Refused(f"tensor `{tensor}` does not parse") from exc
+        raise Refused(f"tensor {code(snippet(tensor))} does not parse") from exc
     if not all(isinstance(n, _SIMPLE_REF) for n in ast.walk(parsed)):
-        raise Refused(f"`{tensor}` would be evaluated twice by a copy-back; name it first by hand")
+        raise Refused(f"{code(snippet(tensor))} would be evaluated twice by a copy-back; name it first by hand")
     used = {n.id for n in ast.walk(ctx.tree) if isinstance(n, ast.Name)} | {
         a.arg for a in ast.walk(ctx.tree) if isinstance(a, ast.arg)
     }
@@ -405,9 +552,9 @@ def _discarded_contiguous(finding: Finding, ctx: Context) -> Plan:
         temp, n = f"{stem}_c{n}", n + 1
     collective = str(finding.data.get("collective") or "the collective")
     note = (
-        f"unsafe fix: `{collective}` now writes into a named contiguous copy that is copied back into `{tensor}`. "
-        f"It changes the result only when `{tensor}` is not contiguous (the old code lost the reduction there); "
-        f"`{tensor}.copy_` fails on a leaf tensor that requires grad, so review before applying"
+        f"unsafe fix: `{collective}` now writes into a named contiguous copy that is copied back into {code(tensor)}. "
+        f"It changes the result only when {code(tensor)} is not contiguous (the old code lost the reduction there); "
+        f"{code(tensor + '.copy_')} fails on a leaf tensor that requires grad, so review before applying"
     )
     return Plan(finding, [NameContiguous(statement, tensor, temp)], False, note, None, needs_import=False)
 
@@ -432,5 +579,5 @@ def plan(finding: Finding, ctx: Context) -> Plan:
         return planner(finding, ctx)
     except Refused:
         raise
-    except Exception as exc:  # malformed finding data must not crash the run
-        raise Refused(f"cannot plan a fix: {type(exc).__name__}: {exc}") from exc
+    except Exception as exc:  # malformed finding data (or absurdly nested code) must not crash the run
+        raise Refused(f"cannot plan a fix: {error_text(exc)}") from exc

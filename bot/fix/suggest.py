@@ -10,7 +10,7 @@ from bot.config import Config
 from bot.fix import Suggestion
 from bot.fix.codemod import apply
 from bot.fix.plan import Plan, Refused, make_context, plan
-from bot.fix.text import split_lines
+from bot.fix.text import error_text, split_lines
 from bot.model import Finding
 
 MAX_GAP = 2  # unchanged lines allowed between two edits that still share one suggestion block
@@ -20,18 +20,22 @@ Hunk = tuple[str, int, int, int, int]  # difflib opcode: tag, old i1..i2, new j1
 
 def _plan(source: str, finding: Finding, config: Config) -> Plan:
     try:
-        ctx = make_context(source, split_lines(source), config)
+        ctx = make_context(source, split_lines(source), config, finding.path)
     except SyntaxError as exc:
         raise Refused(f"file does not parse (line {exc.lineno}): {exc.msg}") from exc
+    except (RecursionError, MemoryError, ValueError) as exc:
+        raise Refused(f"file cannot be analysed for a fix: {error_text(exc)}") from exc
     return plan(finding, ctx)
 
 
 def explain(source: str, finding: Finding, config: Config) -> str:
     try:
         p = _plan(source, finding, config)
+        failed = apply(source, [(0, p)], split_lines(source), None).failed if p.auto else {}
     except Refused as exc:
         return f"no automatic fix: {exc}"
-    failed = apply(source, [(0, p)], split_lines(source), None).failed if p.auto else {}
+    except Exception as exc:  # a rewrite bug (or absurd nesting) costs the explanation, not the review
+        return f"no automatic fix: internal error: {error_text(exc)}"
     return f"no automatic fix: {failed[0]}" if failed else p.note
 
 
@@ -72,7 +76,7 @@ def suggestion_for(source: str, finding: Finding, config: Config) -> Suggestion 
     """The block for ``finding``, or None when no automatic fix exists (``explain`` says why)."""
     try:
         p = _plan(source, finding, config)
-    except Refused:
+    except (Refused, RecursionError):
         return None
     lines = split_lines(source)
     if p.suggest_ops is not None:  # e.g. a predicate copy: delegate in place rather than edit every call site

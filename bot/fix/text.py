@@ -30,3 +30,18 @@ def newline_of(source: str) -> str:
     """The file's line ending, judged by its first line (LibCST does the same)."""
     match = re.search(r"\r\n|\r|\n", source)
     return match.group(0) if match else "\n"
+
+
+def code(text: str) -> str:
+    """Inline Markdown code that no backtick inside ``text`` can close (notes quote PR code into reviews)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{'`' * (longest + 1)}{pad}{text}{pad}{'`' * (longest + 1)}"
+
+
+def error_text(exc: BaseException) -> str:
+    """``Type: message`` for a report line, without calling an exception's own ``__str__`` on arbitrary
+    arguments: a KeyError holding a LibCST node would print the whole tree (and may recurse until it fails)."""
+    args = [a for a in exc.args if isinstance(a, str | int)]
+    message = " ".join(str(a) for a in args)[:200] if len(args) == len(exc.args) else ""
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__

@@ -151,7 +151,8 @@ def test_packaged_rules_yaml_is_valid() -> None:
 def test_rule_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["rule", "pg104"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("PG104 size-only-guard") and "Flagged:" in out and "Not flagged:" in out
+    assert out.startswith("PG104 size-only-guard") and "Example (flagged):" in out and "Not flagged:" in out
+    assert all(f"{h}:" in out for h in ("What it finds", "Why it is a problem", "Use instead", "Fix safety"))
     assert main(["rule", "PG999"]) == 2
 
 

@@ -36,7 +36,7 @@ RULE = Rule(
             "        dist.all_reduce(t, group=tp_group)\n",
             flagged="tp_group is not None and dist.get_world_size(tp_group) > 1",
             fixed="import deepspeed.comm as dist\n"
-            "from deepspeed.comm import pg_utils\n"
+            "from deepspeed.comm import pg_utils\n\n"
             "def f(t, tp_group=None):\n"
             "    if pg_utils.is_parallel(tp_group):\n"
             "        dist.all_reduce(t, group=tp_group)\n",
@@ -49,7 +49,7 @@ RULE = Rule(
             "            dist.all_reduce(x, group=self.mp_group)\n",
             flagged="self.mp_group is not None and dist.get_world_size(group=self.mp_group) > 1",
             fixed="from deepspeed import comm as dist\n"
-            "from deepspeed.comm import pg_utils\n"
+            "from deepspeed.comm import pg_utils\n\n"
             "class A:\n"
             "    def forward(self, x):\n"
             "        if self.config.mlp_after_attn and pg_utils.is_parallel(self.mp_group):\n"
@@ -62,7 +62,7 @@ RULE = Rule(
             "        dist.all_reduce(t, group=g)\n",
             flagged="g is not None and 1 < dist.get_world_size(group=g)",
             fixed="import torch.distributed as dist\n"
-            "from deepspeed.comm import pg_utils\n"
+            "from deepspeed.comm import pg_utils\n\n"
             "def f(t, g):\n"
             "    if pg_utils.is_parallel(g):\n"
             "        dist.all_reduce(t, group=g)\n",

@@ -33,7 +33,7 @@ RULE = Rule(
             "    return t\n",
             flagged="group is None or dist.get_world_size(group=group) == 1",
             fixed="import deepspeed.comm as dist\n"
-            "from deepspeed.comm import pg_utils\n"
+            "from deepspeed.comm import pg_utils\n\n"
             "def f(t, group=None):\n"
             "    if not pg_utils.is_parallel(group):\n"
             "        return t\n"
@@ -49,7 +49,7 @@ RULE = Rule(
             "    return t\n",
             flagged="group is None or dist.get_world_size(group) <= 1",
             fixed="import deepspeed.comm as dist\n"
-            "from deepspeed.comm import pg_utils\n"
+            "from deepspeed.comm import pg_utils\n\n"
             "def f(t, group=None):\n"
             "    if not pg_utils.is_parallel(group):\n"
             "        return t\n"
@@ -63,7 +63,7 @@ RULE = Rule(
             "    return t\n",
             flagged="group is None or dist.get_world_size(group) < 2",
             fixed="import deepspeed.comm as dist\n"
-            "from deepspeed.comm import pg_utils\n"
+            "from deepspeed.comm import pg_utils\n\n"
             "def f(t, group=None):\n"
             "    if not pg_utils.is_parallel(group):\n"
             "        return t\n"

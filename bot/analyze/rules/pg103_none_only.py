@@ -28,7 +28,7 @@ RULE = Rule(
             "        dist.all_reduce(t, group=group)\n",
             flagged="group is not None",
             fixed="import deepspeed.comm as dist\n"
-            "from deepspeed.comm import pg_utils\n"
+            "from deepspeed.comm import pg_utils\n\n"
             "def f(t, group=None):\n"
             "    if pg_utils.is_parallel(group):\n"
             "        dist.all_reduce(t, group=group)\n",
@@ -43,7 +43,7 @@ RULE = Rule(
             "    return t\n",
             flagged="group is None",
             fixed="import deepspeed.comm as dist\n"
-            "from deepspeed.comm import pg_utils\n"
+            "from deepspeed.comm import pg_utils\n\n"
             "def f(t, group=None):\n"
             "    if not pg_utils.is_parallel(group):\n"
             "        return t\n"
@@ -59,7 +59,7 @@ RULE = Rule(
             "    dist.broadcast(t, 0, group=group)\n",
             flagged="group == None",
             fixed="import deepspeed.comm as dist\n"
-            "from deepspeed.comm import pg_utils\n"
+            "from deepspeed.comm import pg_utils\n\n"
             "def f(t, group=None):\n"
             "    if not pg_utils.is_parallel(group):\n"
             "        return\n"
@@ -74,7 +74,7 @@ RULE = Rule(
             "            dist.all_reduce(x, group=self.tp_group)\n",
             flagged="self.tp_group",
             fixed="import deepspeed.comm as dist\n"
-            "from deepspeed.comm import pg_utils\n"
+            "from deepspeed.comm import pg_utils\n\n"
             "class L:\n"
             "    def forward(self, x):\n"
             "        if pg_utils.is_parallel(self.tp_group):\n"

@@ -27,7 +27,7 @@ RULE = Rule(
             "        dist.all_reduce(t, group=group)\n",
             flagged="dist.get_world_size(group=group) > 1",
             fixed="import deepspeed.comm as dist\n"
-            "from deepspeed.comm import pg_utils\n"
+            "from deepspeed.comm import pg_utils\n\n"
             "def f(t, group=None):\n"
             "    if pg_utils.is_parallel(group):\n"
             "        dist.all_reduce(t, group=group)\n",

@@ -38,7 +38,7 @@ RULE = Rule(
             "        dist.all_reduce(t, group=tp_group)\n",
             flagged="dist.all_reduce(t, group=tp_group)",
             fixed="import deepspeed.comm as dist\n"
-            "from deepspeed.comm import pg_utils\n"
+            "from deepspeed.comm import pg_utils\n\n"
             "def reduce(t, tp_group=None):\n"
             "    if pg_utils.is_parallel(tp_group):\n"
             "        dist.all_reduce(t, group=tp_group)\n"

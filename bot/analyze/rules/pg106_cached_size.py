@@ -34,7 +34,7 @@ RULE = Rule(
             "        return x\n",
             flagged="self.mp_world_size > 1",
             fixed="import deepspeed.comm as dist\n"
-            "from deepspeed.comm import pg_utils\n"
+            "from deepspeed.comm import pg_utils\n\n"
             "class Layer:\n"
             "    def __init__(self, mp_group=None):\n"
             "        self.mp_group = mp_group\n"

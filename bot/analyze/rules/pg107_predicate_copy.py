@@ -30,7 +30,7 @@ RULE = Rule(
             "        dist.all_reduce(t, group=group)\n",
             flagged="def _tp_active(group):\n    return group is not None and dist.get_world_size(group=group) > 1",
             fixed="import deepspeed.comm as dist\n"
-            "from deepspeed.comm import pg_utils\n"
+            "from deepspeed.comm import pg_utils\n\n"
             "def f(t, group=None):\n"
             "    if pg_utils.is_parallel(group):\n"
             "        dist.all_reduce(t, group=group)\n",
@@ -45,6 +45,15 @@ RULE = Rule(
             "        if self.tp_enabled:\n"
             "            dist.all_reduce(x, group=self.tp_group)\n",
             flagged="def tp_enabled(self):\n        return self.tp_group is not None and dist.get_world_size(self.tp_group) > 1",
+            fixed="import deepspeed.comm as dist\n"
+            "from deepspeed.comm import pg_utils\n\n"
+            "class Layer:\n"
+            "    @property\n"
+            "    def tp_enabled(self):\n"
+            "        return pg_utils.is_parallel(self.tp_group)\n"
+            "    def forward(self, x):\n"
+            "        if self.tp_enabled:\n"
+            "            dist.all_reduce(x, group=self.tp_group)\n",
         ),
     ),
     valid=(

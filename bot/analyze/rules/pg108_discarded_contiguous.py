@@ -31,8 +31,7 @@ RULE = Rule(
             "def f(x, group):\n"
             "    x_c = x.contiguous()\n"
             "    dist.all_reduce(x_c, group=group)\n"
-            "    if x_c is not x:\n"
-            "        x.copy_(x_c)\n"
+            "    x.copy_(x_c)\n"
             "    return x\n",
             unsafe=True,
         ),

@@ -16,6 +16,8 @@ from bot.analyze.context import Context
 from bot.analyze.module import analyze_module
 from bot.analyze.names import Names, package_of
 from bot.analyze.rules import MODULES, RULES, Reporter
+
+__all__ = ["RULES", "analyze_paths", "analyze_source", "iter_python_files", "project_relative"]
 from bot.analyze.source import UnreadableSource, parse
 from bot.analyze.verdicts import decide
 from bot.config import Config

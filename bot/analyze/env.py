@@ -169,11 +169,11 @@ class ModuleEnv:
                 return self.method(klass, "forward")
         if isinstance(func, ast.Name):
             return self.module_functions.get(func.id)
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and function is not None:
-            if func.value.id in ("self", "cls"):
-                klass = self.class_of(function)
-                if klass is not None:
-                    return self.method(klass, func.attr)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and function is not None \
+                and func.value.id in ("self", "cls"):
+            klass = self.class_of(function)
+            if klass is not None:
+                return self.method(klass, func.attr)
         return None
 
     def call_params(self, callee: FunctionInfo, call: ast.Call) -> list[str]:
@@ -200,8 +200,8 @@ class ModuleEnv:
         for node in _statements(forward.node.body):
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in params:
                 for t in node.targets:
-                    text = dotted(t)
-                    if text and text.startswith(forward.params[0] + ".") if forward.params else False:
+                    text = dotted(t) or ""
+                    if forward.params and text.startswith(forward.params[0] + "."):
                         out[text.partition(".")[2]] = node.value.id
         return out
 

@@ -492,11 +492,11 @@ class Walker:
                 if body is not None and self.depth < _MAX_DEPTH:
                     self.depth += 1
                     try:
-                        inner = self.term(body, State())
+                        held = self.term(body, State())
                     finally:
                         self.depth -= 1
-                    if isinstance(inner, SizeOf):
-                        return replace(inner, via=text)
+                    if isinstance(held, SizeOf):
+                        return replace(held, via=text)
             leaf = (text or "").rpartition(".")[2]
             if isinstance(node, ast.Name) and self.function is not None and node.id in self.function.params:
                 return Separate("argument", node.id) if _SIZE_LIKE.search(leaf) else None
@@ -883,9 +883,7 @@ def _walk_bool(node: ast.expr) -> Iterator[ast.expr]:
             yield from _walk_bool(v)
     elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         yield from _walk_bool(node.operand)
-    elif isinstance(node, ast.Compare):
-        yield node
-    elif isinstance(node, ast.Call) and isinstance(node, ast.Call):
+    elif isinstance(node, ast.Compare) or (isinstance(node, ast.Call) and isinstance(node, ast.Call)):
         yield node
 
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 from bot.analyze.context import Context
 from bot.analyze.env import FunctionInfo, ModuleEnv
+from bot.analyze.flow import Sites, Summary, Walker
 from bot.analyze.source import ParsedSource
-from bot.analyze.flow import Sites, Summary, Walker, join_term
-from bot.analyze.terms import Separate, SizeOf
+from bot.analyze.terms import SizeOf, SizeTerm
 
 _GROUP_ARG = re.compile(r"\bgroup\s*=\s*([A-Za-z_][\w.]*)|get_world_size\(\s*(?:group\s*=\s*)?([A-Za-z_][\w.]*)")
 
@@ -79,13 +79,13 @@ def analyze_module(ctx: Context) -> ModuleFacts:
     for info in env.classes.values():
         chain = env.mro(info)
         if len(chain) > 1:
-            merged = Summary()
+            inherited = Summary()
             for c in reversed(chain):
                 own = summaries.get(id(c.node))
                 if own is not None:
-                    merged.sizes.update(own.sizes)
-                    merged.flags.update(own.flags)
-            summaries[id(info.node)] = merged
+                    inherited.sizes.update(own.sizes)
+                    inherited.flags.update(own.flags)
+            summaries[id(info.node)] = inherited
 
     # Pass B: everything hot (again for methods of pass A that read what the summary now knows).
     for f in hot:
@@ -129,7 +129,7 @@ _MAX_HELPER_LEVELS = 4
 def _only_bound(test: ast.expr, binding: dict[str, str]) -> bool:
     """A flag read in another method only means something when the groups it tests are attributes."""
     for node in ast.walk(test):
-        if isinstance(node, ast.Compare) or isinstance(node, ast.Call):
+        if isinstance(node, (ast.Compare, ast.Call)):
             for name in ast.walk(node):
                 if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Load) and name.id not in binding \
                         and name.id != "self" and name.id.islower() and _looks_local(name.id, test):
@@ -143,9 +143,9 @@ def _looks_local(name: str, test: ast.expr) -> bool:
                    for n in ast.walk(test))
 
 
-def _merge(a: SizeOf | Separate | object, b: object) -> SizeOf | Separate | None:
+def _merge(a: SizeTerm, b: SizeTerm) -> SizeTerm | None:
     if a == b:
-        return a  # type: ignore[return-value]
+        return a
     if isinstance(a, SizeOf) and isinstance(b, SizeOf) and a.group == b.group:
         return a if a.none_safe and b.none_safe else SizeOf(a.group, None, a.via)
     return None

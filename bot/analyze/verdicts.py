@@ -124,7 +124,7 @@ def _none_only_callers(module: ModuleFacts, callers: dict[int, list[CallSite]],
         for call in callers.get(id(r.helper.node), []):
             key = _map(module, r.helper, r.key, call)
             f = call.groups.get(key) if key is not None else None
-            if f is None or not f.nonnull or f.size or f.pred or call.separate or \
+            if key is None or f is None or not f.nonnull or f.size or f.pred or call.separate or \
                     _owner(module, key, call.function) in world:
                 continue
             yield from ((r.site, c) for c in sorted(f.nonnull, key=_pos))

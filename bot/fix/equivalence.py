@@ -190,7 +190,7 @@ class _Env:
     group: str  # dotted text of the group expression
     vocabulary: Vocabulary
     substitutions: Mapping[str, ast.expr]  # dotted name -> the expression it stands for (a cached size)
-    sizes: frozenset[str]  # dotted names known to hold the group's world size
+    sizes: Mapping[str, int | None]  # dotted names holding the group's world size -> their value for None
     opaque: Mapping[str, str]  # placeholder name -> description of the operand(s) it stands for
     state: State = STATES[0]
     assignment: Mapping[str, bool] = field(default_factory=dict)
@@ -297,7 +297,8 @@ def _value(node: ast.AST, env: _Env) -> Value:
         if name in env.opaque:
             return env.assignment[name]
         if name in env.sizes:
-            return env.state.size
+            fallback = env.sizes[name]  # a cached size with a None fallback (`... if g is not None else 1`)
+            return env.state.size if env.state.present or fallback is None else fallback
         return GROUP if env.state.present else None
     if isinstance(node, ast.Call):
         group = GROUP if env.state.present else None
@@ -343,14 +344,15 @@ def compare(
     vocabulary: Vocabulary,
     *,
     substitutions: Mapping[str, str | ast.expr] | None = None,
-    sizes: Iterable[str] = (),
+    sizes: Iterable[str] | Mapping[str, int | None] = (),
     opaque: Mapping[str, str] | None = None,
 ) -> Comparison:
     """Interpret ``old`` and ``new`` for every state (and every True/False of each ``opaque`` placeholder name).
 
     ``group`` is the group expression's text (a Name/Attribute chain). ``substitutions`` maps a dotted name to
     the expression it holds (a cached ``self.ws`` -> the ``get_world_size(...)`` call it was assigned);
-    ``sizes`` are dotted names known to hold the group's world size. Raises :class:`Unprovable` when either
+    ``sizes`` are dotted names known to hold the group's world size (a mapping gives each one's value when the
+    group is None: None for the world size, an int for a fallback such as ``... if g is not None else 1``). Raises :class:`Unprovable` when either
     expression holds anything outside the allow-list."""
     group_node = parse_expr(group, "group")
     group_text = dotted(group_node)
@@ -362,7 +364,8 @@ def compare(
     placeholders = dict(opaque or {})
     if len(placeholders) > MAX_OPAQUE:
         raise Unprovable(f"more than {MAX_OPAQUE} independent operands to enumerate")
-    env = _Env(group_text, vocabulary, subs, frozenset(sizes), placeholders)
+    size_map = dict(sizes) if isinstance(sizes, Mapping) else dict.fromkeys(sizes)
+    env = _Env(group_text, vocabulary, subs, size_map, placeholders)
     try:
         _vet(old_node, env)
         _vet(new_node, env)

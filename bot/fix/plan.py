@@ -201,7 +201,7 @@ def _compare(
     group: str,
     subs: Mapping[str, str | ast.expr] | None = None,
     *,
-    sizes: Sequence[str] = (),
+    sizes: Sequence[str] | Mapping[str, int | None] = (),
     opaque: Mapping[str, str] | None = None,
 ) -> Comparison:
     vocabulary = ctx.vocabulary or Vocabulary.of(ctx.tree, ctx.config)
@@ -244,6 +244,11 @@ def _judge(comparison: Comparison, intended: str) -> tuple[bool, str]:
 
 def _full_guard(finding: Finding, ctx: Context) -> Plan:
     group = _group(finding)
+    if finding.kind == "split":
+        call = ctx.call(group, negative=finding.code == "PG102")
+        raise Refused(
+            f"the guard is split over several statements (lines {_span(finding, 'none_check').line} and "
+            f"{_span(finding, 'size_check').line}): merge them by hand into one {code(call)} test")
     checks = _span(finding, "none_check"), _span(finding, "size_check")
     chain_span = _span(finding, "chain")
     chain = ctx.expr_at(chain_span)
@@ -262,8 +267,10 @@ def _full_guard(finding: Finding, ctx: Context) -> Plan:
         first_span, last_span = spans[first], spans[last]
         assert first_span is not None and last_span is not None
         ops = [RewriteChain(chain_span, first_span, last_span, new)]
+    via, fallback = finding.data.get("size_via"), finding.data.get("size_when_none")
+    sizes = {via: fallback if isinstance(fallback, int) else None} if isinstance(via, str) else {}
     try:
-        comparison = _prove_chain(ctx, chain, first, last, new, group)
+        comparison = _prove_chain(ctx, chain, first, last, new, group, sizes)
     except Unproven as exc:
         return _unproven(finding, ops, str(exc))
     safe, note = _judge(comparison, "this hand-written guard disagrees with the predicate")
@@ -273,7 +280,8 @@ def _full_guard(finding: Finding, ctx: Context) -> Plan:
     return Plan(finding, ops, safe, note, comparison)
 
 
-def _prove_chain(ctx: Context, chain: ast.BoolOp, first: int, last: int, new: str, group: str) -> Comparison:
+def _prove_chain(ctx: Context, chain: ast.BoolOp, first: int, last: int, new: str, group: str,
+                 sizes: Mapping[str, int | None]) -> Comparison:
     """Old chain vs new chain, whole: the guard's checks as themselves, every other operand as an opaque boolean.
 
     A run of neighbouring operands stays neighbouring in both chains, so it is one opaque variable (at most three:
@@ -302,7 +310,7 @@ def _prove_chain(ctx: Context, chain: ast.BoolOp, first: int, last: int, new: st
         raise Unproven(f"cannot prove the rewrite: {exc}") from exc
     rest = [p for p in (placeholder.get("before"), replacement, placeholder.get("between"), placeholder.get("after")) if p]
     new_expr = rest[0] if len(rest) == 1 else ast.BoolOp(op=chain.op, values=rest)
-    return _compare(ctx, old, new_expr, group, opaque=opaque)
+    return _compare(ctx, old, new_expr, group, opaque=opaque, sizes=sizes)
 
 
 # Nodes an operand may hold and still be moved: reading names and attributes, constants, arithmetic and logic.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bot.analyze.rules.base import Reporter, code_span
+from bot.analyze.terms import UNREACHABLE, SizeOf
 from bot.analyze.verdicts import Pair, Split
 from bot.model import Rule, Span
 
@@ -25,9 +26,17 @@ def report_pair(r: Reporter, rule: Rule, pair: Pair) -> None:
         "bound": compare.bound,
         "nonmember_bug": compare.nonmember_bug,
         "size_via": pair.size.term.via if pair.size.term is not None else None,
+        # the cached size's value when the group is None (`ws(g) if g is not None else 1`): None = the world
+        "size_when_none": _fallback(pair.size.term),
     }
     _emit(r, rule, span, text, group, pair.negated, compare.op, compare.bound, compare.nonmember_bug,
           "or" if pair.negated else "and", data, pair.chain.function)
+
+
+def _fallback(term: SizeOf | None) -> int | None:
+    if term is None or term.via is None or term.when_none is None or term.when_none == UNREACHABLE:
+        return None
+    return term.when_none
 
 
 def report_split(r: Reporter, rule: Rule, split: Split) -> None:

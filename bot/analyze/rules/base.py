@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.analyze.context import Context
 from bot.analyze.env import FunctionInfo
 from bot.analyze.verdicts import Verdicts
 from bot.model import Confidence, Finding, Rule, Span
@@ -19,7 +20,7 @@ class Reporter:
     _seen: set[tuple[str, Span]] = field(default_factory=set)
 
     @property
-    def ctx(self):  # type: ignore[no-untyped-def]
+    def ctx(self) -> Context:
         return self.verdicts.module.ctx
 
     @property

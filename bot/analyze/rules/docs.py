@@ -23,12 +23,12 @@ def text(rule: Rule) -> str:
     parts = [f"{rule.code} {rule.name}", ""]
     for heading, body in _sections(rule)[:2]:
         parts += [f"{heading}:", *textwrap.wrap(body, 100, initial_indent="  ", subsequent_indent="  "), ""]
-    for example in rule.invalid:
-        parts += ["Example (flagged):", textwrap.indent(example.source.rstrip(), "    "),
-                  f"  flagged: {example.flagged}", ""]
-        if example.fixed is not None:
-            note = " (with --unsafe-fixes)" if example.unsafe else ""
-            parts += [f"  fixed{note}:", textwrap.indent(example.fixed.rstrip(), "    "), ""]
+    for bad in rule.invalid:
+        parts += ["Example (flagged):", textwrap.indent(bad.source.rstrip(), "    "),
+                  f"  flagged: {bad.flagged}", ""]
+        if bad.fixed is not None:
+            note = " (with --unsafe-fixes)" if bad.unsafe else ""
+            parts += [f"  fixed{note}:", textwrap.indent(bad.fixed.rstrip(), "    "), ""]
     for example in rule.valid:
         parts += ["Not flagged:", textwrap.indent(example.rstrip(), "    "), ""]
     for heading, body in _sections(rule)[2:]:
@@ -55,12 +55,12 @@ def markdown(rules: list[Rule]) -> str:
         for heading, body in _sections(rule)[:2]:
             out += [f"### {heading}", "", body, ""]
         out += ["### Example", ""]
-        for example in rule.invalid:
-            out += ["Flagged (the finding's span: " + _code(example.flagged.splitlines()[0]) + "):", "",
-                    "```python", example.source.rstrip(), "```", ""]
-            if example.fixed is not None:
-                how = "`pg-bot fix --unsafe-fixes`" if example.unsafe else "`pg-bot fix`"
-                out += [f"After {how}:", "", "```python", example.fixed.rstrip(), "```", ""]
+        for bad in rule.invalid:
+            out += ["Flagged (the finding's span: " + _code(bad.flagged.splitlines()[0]) + "):", "",
+                    "```python", bad.source.rstrip(), "```", ""]
+            if bad.fixed is not None:
+                how = "`pg-bot fix --unsafe-fixes`" if bad.unsafe else "`pg-bot fix`"
+                out += [f"After {how}:", "", "```python", bad.fixed.rstrip(), "```", ""]
             else:
                 out += ["No automatic fix.", ""]
         for example in rule.valid:

@@ -96,6 +96,22 @@ RULE = Rule(
             "        dist.all_gather_into_tensor(out, x, group=self.mp_group)\n"
             "        return out\n",
             flagged="self.mp_group is None or self.tp_world_size == 1",
+            fixed="from typing import Optional\n"
+            "import deepspeed.comm as dist\n"
+            "from deepspeed.comm import pg_utils\n\n"
+            "class Layer:\n"
+            "    def __init__(self, mp_group: Optional[object]):\n"
+            "        self.mp_group = mp_group\n"
+            "        if mp_group is not None:\n"
+            "            self.tp_world_size: int = dist.get_world_size(self.mp_group)\n"
+            "        else:\n"
+            "            self.tp_world_size: int = 1\n"
+            "    def gather(self, x, out):\n"
+            "        if not pg_utils.is_parallel(self.mp_group):\n"
+            "            return x\n"
+            "        dist.all_gather_into_tensor(out, x, group=self.mp_group)\n"
+            "        return out\n",
+            unsafe=True,  # `== 1` lets a non-member group (size -1) through today; the predicate does not
         ),
     ),
     valid=(

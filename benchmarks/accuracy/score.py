@@ -69,8 +69,10 @@ class Score:
     false_positives: list[tuple[Finding, Label | None]] = field(default_factory=list)
     true_positives: int = 0
     findings: int = 0
+    sites: int = 0  # labelled sites of every kind, out-of-scope and ambiguous included
 
     def add(self, labels: list[Label], findings: list[Finding]) -> None:
+        self.sites += len(labels)
         positives = [lab for lab in labels if lab.code is not None]
         ambiguous = [lab for lab in labels if lab.kind == "ambiguous"]
         negatives = [lab for lab in labels if lab.kind == "out-of-scope"]
@@ -114,6 +116,11 @@ class Score:
         }
 
 
+def _row(s: Score) -> dict[str, Any]:
+    return {"sites": s.sites, "found": f"{sum(s.found.values())}/{sum(s.total.values())}",
+            "findings": s.findings, "false_positives": len(s.false_positives)}
+
+
 def _ratio(a: int, b: int) -> str:
     return f"{a}/{b} = {a / b:.1%}" if b else "n/a"
 
@@ -139,11 +146,15 @@ def read_blob(mirrors: Path, sources: Path, repo: str, commit: str, path: str) -
     return copy.read_text(encoding="utf-8", errors="replace") if copy.is_file() else None
 
 
-def score_real(mirrors: Path, sources: Path, score: Score, skipped: list[str]) -> None:
+def score_real(mirrors: Path, sources: Path, score: Score, skipped: list[str],
+               per_set: dict[str, Score] | None = None) -> None:
     config = load()
     for file in sorted((ROOT / "labels").glob("*.yaml")):
         doc = yaml.safe_load(file.read_text())
         labels = labels_of(doc, file.name)
+        mine = Score()
+        if per_set is not None:
+            per_set[file.stem] = mine
         for path in doc.get("files") or []:
             commit = (doc.get("file_commits") or {}).get(path, doc["commit"])
             text = read_blob(mirrors, sources, doc["repo"], commit, path)
@@ -151,7 +162,9 @@ def score_real(mirrors: Path, sources: Path, score: Score, skipped: list[str]) -
                 skipped.append(f"{doc['repo']}:{path}")
                 continue
             result = analyze_source(path, text, config, project_path=path)
-            score.add([lab for lab in labels if lab.path == path], result.findings)
+            here = [lab for lab in labels if lab.path == path]
+            score.add(here, result.findings)
+            mine.add(here, result.findings)
 
 
 def score_snippets(score: Score) -> None:
@@ -175,10 +188,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show", action="store_true", help="list every miss and false positive")
     args = parser.parse_args(argv)
     real, snippets, skipped = Score(), Score(), []  # type: ignore[var-annotated]
-    score_real(args.mirrors, args.sources, real, skipped)
+    per_set: dict[str, Score] = {}
+    score_real(args.mirrors, args.sources, real, skipped, per_set)
     score_snippets(snippets)
-    report = {"real": real.summary(), "snippets": snippets.summary(), "skipped_files": skipped}
-    print(json.dumps({k: v for k, v in report.items() if k != "skipped_files"}, indent=2))
+    report = {"real": real.summary(), "snippets": snippets.summary(), "skipped_files": skipped,
+              "per_repository": {name: _row(s) for name, s in per_set.items()}}
+    print(json.dumps({k: v for k, v in report.items() if k not in ("skipped_files", "per_repository")}, indent=2))
+    print("| label set | sites | positives found | findings | false positives |")
+    print("|---|---|---|---|---|")
+    for name, row in report["per_repository"].items():
+        print(f"| {name} | {row['sites']} | {row['found']} | {row['findings']} | {row['false_positives']} |")
     if skipped:
         print(f"skipped {len(skipped)} files (no mirror): {skipped[:5]}...")
     if args.show:

@@ -489,3 +489,17 @@ def test_conditional_expressions_and_short_circuits_guard_too(line: str, expecte
         {line}
     """
     assert codes(src) == expected
+
+
+def test_flake8_noqa_is_honoured() -> None:
+    src = """
+    import deepspeed.comm as dist
+    def f(t, g=None):
+        if g is not None:  # noqa: PG103
+            dist.all_reduce(t, group=g)
+        if g is not None:  # noqa
+            dist.barrier(group=g)
+        if g is not None:  # noqa: E501 (another tool's code: PG103 still reported)
+            dist.broadcast(t, 0, group=g)
+    """
+    assert [(f.code, f.line) for f in findings(src)] == [("PG103", 8)]

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from bot.model import Span
 
 _IGNORE = re.compile(r"#\s*pg-bot:\s*ignore(?:\[(?P<codes>[A-Za-z0-9_,\s]+)\])?(?P<reason>.*)$")
+# flake8's own syntax: `# noqa` (every code) or `# noqa: PG101,E501` (those codes only)
+_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
 
 
 class UnreadableSource(Exception):
@@ -146,12 +148,16 @@ def statements(body: Sequence[ast.AST], only: ParsedSource | None = None) -> Ite
 
 
 def _ignores(lines: list[str]) -> dict[int, frozenset[str]]:
+    """Lines with `# pg-bot: ignore[CODE, ...] reason` or flake8's `# noqa[: CODE, ...]` -> the codes they
+    silence (an empty set: every code)."""
     found: dict[int, frozenset[str]] = {}
     for number, line in enumerate(lines, start=1):
-        if "pg-bot" not in line:
+        if "#" not in line or ("pg-bot" not in line and "noqa" not in line.lower()):
             continue
-        match = _IGNORE.search(line)
-        if match:
-            codes = match.group("codes")
-            found[number] = frozenset(c.strip().upper() for c in codes.split(",") if c.strip()) if codes else frozenset()
+        for pattern in (_IGNORE, _NOQA):
+            match = pattern.search(line)
+            if match:
+                codes = match.group("codes")
+                found[number] = frozenset(c.upper() for c in re.split(r"[,\s]+", codes) if c) if codes else frozenset()
+                break
     return found

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from bot.model import Span
 
 _IGNORE = re.compile(r"#\s*pg-bot:\s*ignore(?:\[(?P<codes>[A-Za-z0-9_,\s]+)\])?(?P<reason>.*)$")
-# flake8's own syntax: `# noqa` (every code) or `# noqa: PG101,E501` (those codes only)
+# flake8's own suppression comment: bare `noqa` (every code) or `noqa: PG101,E501` (those codes only)
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import yaml
 
+from bot.files import DEFAULT_MAX_BYTES
 from bot.model import Severity
 
 CONFIG_NAMES = ("rules.yaml", ".pg-bot.yaml")
@@ -81,6 +82,7 @@ class Config:
     exemptions: tuple[Exemption, ...] = ()
     areas: tuple[Area, ...] = ()
     ci: CIConfig = field(default_factory=CIConfig)
+    max_file_bytes: int = DEFAULT_MAX_BYTES  # larger source files are reported (PG000), never read
     source: str = "<defaults>"
 
     @property
@@ -271,5 +273,6 @@ def _build(data: dict[str, Any], source: str) -> Config:
         exemptions=exemptions,
         areas=areas,
         ci=ci,
+        max_file_bytes=get("max_file_bytes") or DEFAULT_MAX_BYTES,
         source=source,
     )

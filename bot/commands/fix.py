@@ -25,6 +25,7 @@ from bot.files import SourceError, SourcePath, display_path, iter_python_files, 
 from bot.fix import FIXABLE, fix_source
 from bot.fix.text import error_text, split_lines
 from bot.model import Finding
+from bot.report.escape import line_start
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -124,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
         return fail(str(exc))
     tally = Tally()
     for entry in iter_python_files(paths):
-        shown = display_path(entry.path, Path.cwd())
+        shown = line_start(display_path(entry.path, Path.cwd()))  # a hostile name must not break the output
         outcome = fix_file(entry, shown, config, wanted, args.unsafe_fixes, tally)
         if outcome is None or outcome[0] == outcome[1]:
             continue

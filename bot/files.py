@@ -99,8 +99,13 @@ def read_source(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
         raise SourceError(f"cannot read: {exc.strerror or exc}") from exc
     with open(fd, "rb", closefd=True) as file:
         try:
-            _check(os.fstat(file.fileno()), max_bytes)
-            data = file.read(max_bytes + 1)
+            st = os.fstat(file.fileno())
+            _check(st, max_bytes)
+            # Ask for the size stat gave (asking for max_bytes would allocate that much for every file); a file
+            # that grew since is read on, up to the limit.
+            data = file.read(st.st_size + 1)
+            if len(data) > st.st_size:
+                data += file.read(max_bytes + 1 - len(data))
         except OSError as exc:
             raise SourceError(f"cannot read: {exc.strerror or exc}") from exc
     if len(data) > max_bytes:

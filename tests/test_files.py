@@ -111,6 +111,21 @@ def test_the_size_cap(tmp_path: Path) -> None:
         read_source(tmp_path / "big.py", max_bytes=2048)
 
 
+def test_a_file_that_grows_after_the_size_check_is_read_on_up_to_the_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    file = tmp_path / "grows.py"
+    file.write_bytes(b"#" * 3000)
+    real_stat, real_fstat = os.stat, os.fstat
+
+    def small(st: os.stat_result) -> os.stat_result:  # as if stat ran while the file held 100 bytes
+        return os.stat_result((st.st_mode, *st[1:6], 100, *st[7:]))
+
+    monkeypatch.setattr(os, "stat", lambda path, *a, **k: small(real_stat(path, *a, **k)))
+    monkeypatch.setattr(os, "fstat", lambda fd: small(real_fstat(fd)))
+    assert read_source(file, max_bytes=4096) == b"#" * 3000
+    with pytest.raises(SourceError, match="too large: more than 2048 bytes"):
+        read_source(file, max_bytes=2048)
+
+
 def test_project_relative_uses_the_nearest_marker_else_the_fallback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = tmp_path / "repo"
     (repo / "deepspeed" / "moe").mkdir(parents=True)

@@ -133,12 +133,23 @@ def _root_of(folder: Path) -> Path | None:
     return _ROOTS[folder]
 
 
+def package_base(file: Path) -> Path | None:
+    """Without a project marker: the folder above the outermost package holding the file (the folders with an
+    `__init__.py` going up), so `deepspeed/moe/x.py` is named the same from any current folder."""
+    folder = file.parent.resolve()
+    if not (folder / "__init__.py").is_file():
+        return None
+    while folder.parent != folder and (folder.parent / "__init__.py").is_file():
+        folder = folder.parent
+    return folder.parent
+
+
 def project_relative(file: Path, fallback: Path | None = None) -> str:
     """The file's '/'-separated path from its project root, which rules.yaml's globs are written against, so
-    results never depend on the current folder. Without a project root: the path from ``fallback`` when the
-    file is below it, else the path as given. A linked file keeps its own name (only folders are resolved)."""
+    results never depend on the current folder. Without a project root: the path from the folder above the
+    file's outermost package; else from ``fallback`` when the file is below it, else the path as given. A linked file keeps its own name (only folders are resolved)."""
     absolute = file.parent.resolve() / file.name
-    root = project_root(file)
+    root = project_root(file) or package_base(file)
     for base in (root, fallback.resolve() if fallback is not None else None):
         if base is not None:
             try:

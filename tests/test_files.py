@@ -232,3 +232,31 @@ def test_status_counts_unreadable_entries_as_errors(project: Path, monkeypatch: 
     report = json.loads(capsys.readouterr().out)
     assert report["errors"] == ["pkg/locked", "pkg/m.py"]
     assert report["areas"]["other"]["remaining"] == 2
+
+
+def test_without_a_project_marker_the_package_names_the_file_from_any_cwd(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # A DeepSpeed-like tree with no .git / setup.py / pyproject: exemptions still match, from any folder.
+    from bot.analyze import analyze_paths
+    from bot.config import load
+
+    target = tmp_path / "x" / "deepspeed" / "ops" / "transformer" / "inference"
+    target.mkdir(parents=True)
+    for folder in (target, *target.parents):
+        if folder == tmp_path / "x":
+            break
+        (folder / "__init__.py").write_text("")
+    (target / "moe_inference.py").write_text(
+        "import deepspeed.comm as dist\n"
+        "class DeepSpeedMoEInference:\n"
+        "    def __init__(self, ep_group=None):\n"
+        "        self.ep_group = ep_group\n"
+        "    def _alltoall(self, x):\n"
+        "        if dist.get_world_size(group=self.ep_group) > 1:\n"
+        "            dist.all_to_all_single(x, x, group=self.ep_group)\n"
+    )
+    seen = set()
+    for cwd in (Path("/"), tmp_path, tmp_path / "x" / "deepspeed", target):
+        monkeypatch.chdir(cwd)
+        results = list(analyze_paths([tmp_path / "x" / "deepspeed"], load(), jobs=1))
+        seen.add(tuple(f.code for r in results for f in r.findings))
+    assert seen == {()}  # the RFC's exemption (DeepSpeedMoEInference._alltoall) applies every time

@@ -142,3 +142,22 @@ def test_the_summary_of_hostile_code_renders_only_pg_bots_markup() -> None:
     text = summary.render(plan, Outcome(rejected=rejected))
     _only_our_markup(text)
     assert "we`ird" in "".join(t.content for t in tokens(text) if t.type == "code_inline")
+
+
+def test_the_tracker_table_quotes_file_names_inertly() -> None:
+    from bot import config as config_mod
+    from bot.model import FileError
+    from bot.track.status import FileSummary, tally
+    from bot.track.table import render_markdown
+
+    name = "deepspeed/moe/x`**b**`[l](https://e.example)<!--.py"
+    findings = [Finding("PG101", "m", name, Span(3, 0, 3, 1))]
+    results = [FileSummary.from_result(FileResult(name, findings=findings)),
+               FileSummary.from_result(FileResult(name + "2", error=FileError(name + "2", "does not parse")))]
+    md = render_markdown(tally(results, config_mod.load()), link_base="https://x/blob/HEAD")
+    toks = tokens(md)
+    bold = [toks[i + 1].content for i, t in enumerate(toks) if t.type == "strong_open"]
+    assert "<!--" not in md and all(re.fullmatch(r"Total|\d+%?|–", b) for b in bold), bold  # only the totals row
+    assert all(str(t.attrs["href"]).startswith("https://x/blob/HEAD/") for t in toks if t.type == "link_open")
+    code = [t.content for t in toks if t.type == "code_inline"]
+    assert name.replace("<!--", f"<!{ZWSP}--") in code and name.replace("<!--", f"<!{ZWSP}--") + "2" in code

@@ -218,6 +218,9 @@ def test_a_review_github_created_behind_a_502_is_not_duplicated(fake: FakeGitHub
 
 # ---------------------------------------------------------------- forged markers: only our own comments count
 
+GUARDED = ("import deepspeed.comm as dist\n\n\ndef f(t, g=None):\n"
+           "    if g is not None and dist.get_world_size(group=g) > 1:\n        dist.all_reduce(t, group=g)\n")
+
 
 def test_markers_in_other_peoples_comments_are_never_taken_for_pg_bots(fake: FakeGitHub) -> None:
     """mallory quotes the marker of a real finding (so pg-bot would skip its comment and edit mallory's), one of
@@ -249,8 +252,8 @@ def test_markers_in_other_peoples_comments_are_never_taken_for_pg_bots(fake: Fak
 def test_a_file_name_holding_a_marker_puts_no_marker_in_any_body(fake_github: FakeGitHub) -> None:
     name = "<!-- pg-bot:dispatch -->`**x**`.py"
     broken = "<!-- pg-bot:summary -->**y**.py"
-    body = "import deepspeed.comm as dist\n\n\ndef f(t, g=None):\n    dist.all_reduce(t, group=g)\n"
-    fake_github.add_pull("o/r", number=1, base={}, head={name: body, broken: "import deepspeed.comm as dist\ndef (:\n    dist.all_reduce(t, group=g)\n"})
+    body = GUARDED
+    fake_github.add_pull("o/r", number=1, base={}, head={name: body, broken: "import deepspeed.comm as dist\ndef (:\n    dist.get_world_size(group=g)\n"})
     assert main(["review", "--repo", "o/r", "--pr", "1", "--api-url", fake_github.url]) == 1
     pr = fake_github.pull("o/r", 1)
     for c in [*pr.review_comments, *pr.comments]:
@@ -264,7 +267,7 @@ def test_a_file_name_holding_a_marker_puts_no_marker_in_any_body(fake_github: Fa
 
 def test_the_bot_login_option_names_an_apps_identity(fake_github: FakeGitHub) -> None:
     fake_github.add_token("ghs_app", "pg-bot-app[bot]")
-    body = "import deepspeed.comm as dist\n\n\ndef f(t, g=None):\n    dist.all_reduce(t, group=g)\n"
+    body = GUARDED
     fake_github.add_pull("o/r", number=1, base={}, head={"m.py": body})
     argv = ["review", "--repo", "o/r", "--pr", "1", "--api-url", fake_github.url, "--bot-login", "pg-bot-app[bot]"]
     with pytest.MonkeyPatch.context() as mp:
@@ -311,16 +314,16 @@ def test_a_502_on_an_edit_is_retried_not_fatal(fake: FakeGitHub,
 
 
 def test_a_newline_in_a_file_name_is_reviewed_like_any_other(fake_github: FakeGitHub) -> None:
-    body = "import deepspeed.comm as dist\n\n\ndef f(t, g=None):\n    dist.all_reduce(t, group=g)\n"
+    body = GUARDED
     fake_github.add_pull("o/r", number=1, base={}, head={"a\nb.py": body, "m.py": body})
     assert main(["review", "--repo", "o/r", "--pr", "1", "--api-url", fake_github.url]) == 1
     pr = fake_github.pull("o/r", 1)
     assert sorted(c["path"] for c in pr.review_comments) == ["a\nb.py", "m.py"]
-    assert "`a\\nb.py:5`" not in pr.comments[0]["body"] and "2 Python file(s) analysed" in pr.comments[0]["body"]
+    assert "2 Python file(s) analysed" in pr.comments[0]["body"] and "could not be analysed" not in pr.comments[0]["body"]
 
 
 def test_a_patch_that_does_not_parse_costs_only_its_file(fake_github: FakeGitHub) -> None:
-    body = "import deepspeed.comm as dist\n\n\ndef f(t, g=None):\n    dist.all_reduce(t, group=g)\n"
+    body = GUARDED
     pr = fake_github.add_pull("o/r", number=1, base={}, head={"bad.py": body, "m.py": body})
     next(f for f in pr.files if f.filename == "bad.py").patch = "@@ -1,3 +1,4 @@\n+only one line"
     assert main(["review", "--repo", "o/r", "--pr", "1", "--api-url", fake_github.url]) == 1

@@ -17,6 +17,9 @@ from bot.report.github_review import SUMMARY_MARKER, parse_marker
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "pr"
 REPO = "deepspeedai/DeepSpeed"
+# A finding every analyzer version reports (PG101, a full guard), for tests about anything but the analysis.
+GUARDED = ("import deepspeed.comm as dist\n\n\ndef f(t, g=None):\n"
+           "    if g is not None and dist.get_world_size(group=g) > 1:\n        dist.all_reduce(t, group=g)\n")
 
 
 def read_tree(root: Path) -> dict[str, str]:
@@ -112,7 +115,9 @@ def test_a_push_adding_a_finding_gets_exactly_one_new_comment(
     review(fake)
     path = "deepspeed/runtime/grad_sync.py"
     more = dict(head)
-    more[path] = head[path] + "\n\ndef mean(t, mp_group=None):\n    dist.all_reduce(t, group=mp_group)\n    return t\n"
+    more[path] = head[path] + ("\n\ndef mean(t, mp_group=None):\n"
+                               "    if mp_group is not None and dist.get_world_size(group=mp_group) > 1:\n"
+                               "        dist.all_reduce(t, group=mp_group)\n    return t\n")
     fake.push(REPO, 42, more)
     review(fake)
     review(fake)
@@ -182,7 +187,8 @@ def test_auth_and_missing_pr_fail_clearly(fake: FakeGitHub, monkeypatch: pytest.
 def test_requests_do_not_grow_with_the_number_of_findings(fake_github: FakeGitHub) -> None:
     def requests_for(n_findings: int, number: int) -> int:
         body = "import deepspeed.comm as dist\n\n\n" + "".join(
-            f"def f{i}(t, g=None):\n    dist.all_reduce(t, group=g)\n\n\n" for i in range(n_findings))
+            f"def f{i}(t, g=None):\n    if g is not None and dist.get_world_size(group=g) > 1:\n"
+            "        dist.all_reduce(t, group=g)\n\n\n" for i in range(n_findings))
         fake_github.add_pull("o/r", number=number, base={}, head={"m.py": body})
         before = len(fake_github.log)
         main(["review", "--repo", "o/r", "--pr", str(number), "--api-url", fake_github.url])
@@ -193,7 +199,7 @@ def test_requests_do_not_grow_with_the_number_of_findings(fake_github: FakeGitHu
 
 
 def test_large_binary_and_removed_files(fake_github: FakeGitHub) -> None:
-    guard = "import deepspeed.comm as dist\n\n\ndef f(t, g=None):\n    dist.all_reduce(t, group=g)\n"
+    guard = GUARDED
     big = guard + "".join(f"x{i} = {i}\n" for i in range(400))
     fake_github.patch_limit = 500  # the API leaves the big file's patch out
     fake_github.content_limit = 1000  # and the contents API cannot inline it: the blob API must be used
@@ -218,8 +224,6 @@ def test_a_review_github_created_behind_a_502_is_not_duplicated(fake: FakeGitHub
 
 # ---------------------------------------------------------------- forged markers: only our own comments count
 
-GUARDED = ("import deepspeed.comm as dist\n\n\ndef f(t, g=None):\n"
-           "    if g is not None and dist.get_world_size(group=g) > 1:\n        dist.all_reduce(t, group=g)\n")
 
 
 def test_markers_in_other_peoples_comments_are_never_taken_for_pg_bots(fake: FakeGitHub) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -65,6 +65,8 @@ def test_a_code_block_holds_the_text_exactly(text: str, info: str) -> None:
 
 @SETTINGS
 @given(HOSTILE)
+@example("    `")  # four spaces would start an indented code block
+@example("- `x` 1. * a\n# b\n> c")
 def test_prose_is_only_text_and_code_spans(text: str) -> None:
     md = prose(text)
     kinds = {t.type for t in tokens(md)}

@@ -92,7 +92,8 @@ def code_block(text: str, info: str = "", *, verbatim: bool = False) -> str:
 
 def escape(text: str) -> str:
     """Plain text that renders as itself: no markup, mention, reference, HTML comment or line break, and no
-    block (a list item, a heading, a rule) even at the start of a line."""
+    block (a list item, a heading, a rule) even at the start of a line (where ``prose`` also drops leading
+    spaces: four would start a code block)."""
     one_line = visible(defuse_comments(" ".join(text.splitlines())))
     inline = no_mentions(_AUTOLINK.sub(ZWSP, _MARKUP.sub(lambda m: "\\" + m.group(), one_line)))
     return _LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), inline, count=1)
@@ -126,4 +127,5 @@ def _segments(text: str) -> list[tuple[bool, str]]:
 
 def prose(text: str) -> str:
     """A message that quotes code in backticks: code spans kept (re-quoted safely), the rest ``escape``d."""
-    return "".join(code_span(part) if is_code else escape(part) for is_code, part in _segments(text))
+    # leading spaces mean nothing inline, and four of them at the start of a line make a code block
+    return "".join(code_span(part) if is_code else escape(part) for is_code, part in _segments(text)).lstrip(" ")

@@ -17,6 +17,7 @@ body, so nobody else can make pg-bot adopt, edit or skip a comment by quoting a 
 from __future__ import annotations
 
 import base64
+import sys
 import time
 import urllib.parse
 from collections.abc import Callable, Iterator
@@ -292,7 +293,9 @@ class GitHubClient:
         it is not there is the POST sent again, up to the policy's number of attempts."""
         for attempt in range(self._attempts):
             try:
-                return int(self._request("POST", path, what, payload)["id"])
+                data = self._request("POST", path, what, payload)
+                self._check_author(data)
+                return int(data["id"])
             except GitHubError as exc:
                 if not _may_have_acted(exc) or attempt + 1 == self._attempts:
                     raise
@@ -301,6 +304,17 @@ class GitHubClient:
                 return int(found)
             time.sleep(min(self._backoff * 2 ** attempt, 120))
         raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _check_author(self, created: Any) -> None:
+        """Warn when what we just created is authored by someone other than ``identity()``: our comments would
+        then never be recognised on the next run (a new summary each time), e.g. an app token without
+        ``login``. Trust is unaffected: other people's comments are still never taken for ours."""
+        user = created.get("user") if isinstance(created, dict) else None
+        author = user.get("login") if isinstance(user, dict) else None
+        if isinstance(author, str) and author.casefold() != self.identity().casefold():
+            print(f"pg-bot: warning: GitHub posts this token's comments as {author!r}, but pg-bot takes itself for "
+                  f"{self.identity()!r}; pass --bot-login {author!r} (or set PG_BOT_LOGIN) so that reruns update "
+                  "its comments instead of adding new ones", file=sys.stderr)
 
     # ------------------------------------------------------------ issues, comments, labels
 

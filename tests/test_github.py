@@ -308,3 +308,13 @@ def test_a_forged_review_with_our_body_is_not_taken_for_ours(fake: FakeGitHub) -
     fake.fail(502, method="POST", path=r"/reviews$")  # not carried out: pg-bot looks, must not find mallory's
     review_id = client(fake).create_review(5, pr.head_sha, "predictable body", [])
     assert [r["user"] for r in pr.reviews] == ["mallory", "github-actions[bot]"] and pr.reviews[1]["id"] == review_id
+
+
+def test_a_wrong_identity_is_reported_when_our_first_comment_shows_who_we_are(
+        fake: FakeGitHub, capsys: pytest.CaptureFixture[str]) -> None:
+    fake.add_token("ghs_app", "pg-bot-app[bot]")  # an app token, and no login given: taken for github-actions[bot]
+    client(fake, token="ghs_app").upsert_marked_comment(5, "<!-- m -->", "body")
+    err = capsys.readouterr().err
+    assert "'pg-bot-app[bot]'" in err and "--bot-login" in err
+    client(fake, token="ghs_app", login="pg-bot-app[bot]").upsert_marked_comment(5, "<!-- m -->", "body")
+    assert capsys.readouterr().err == ""

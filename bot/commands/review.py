@@ -36,6 +36,7 @@ from bot.fix import Suggestion, suggestion_for
 from bot.github import DEFAULT_API_URL, DEFAULT_APP_LOGIN, GitHubClient, GitHubError, PullFacts, default_retry
 from bot.model import Finding
 from bot.report import summary
+from bot.report.escape import printable
 from bot.report.github_review import (
     AnalyzedFile,
     Outcome,
@@ -131,7 +132,9 @@ def _suggester(config: Config) -> Suggest:
         try:
             return suggestion_for(source, finding, config)
         except Exception as exc:  # a fixer bug must not sink the whole review: comment without a suggestion
-            print(f"pg-bot: no suggestion for {finding.path}:{finding.line} {finding.code}: {exc!r}", file=sys.stderr)
+            # the job log runs workflow commands: a PR's file name is printed only escaped
+            print(f"pg-bot: no suggestion for {printable(finding.path)}:{finding.line} {finding.code}: "
+                  f"{printable(repr(exc))}", file=sys.stderr)
             return None
 
     return suggest

@@ -19,6 +19,7 @@ from bot.model import (
     Payload,
     SizeOnlyPayload,
     Span,
+    SplitGuardPayload,
     UnguardedPayload,
 )
 
@@ -431,6 +432,45 @@ def test_bad_findings_are_refused_one_by_one_and_good_ones_still_apply() -> None
     assert "does not parse" in reasons["PG103"]
     assert "no automatic fix" in reasons["PG199"]
     assert "outside the file" in reasons["PG104"]
+
+
+WRONG_PAYLOAD = [
+    ("PG101", "and", "GuardPayload"),
+    ("PG102", "or", "GuardPayload"),
+    ("PG101", "split", "SplitGuardPayload"),
+    ("PG103", "positive", "NoneOnlyPayload"),
+    ("PG104", "positive", "SizeOnlyPayload"),
+    ("PG105", "call", "UnguardedPayload"),
+    ("PG106", "positive", "CachedSizePayload"),
+    ("PG107", "def", "CopyPayload"),
+    ("PG108", "call", "ContiguousPayload"),
+]
+
+
+@pytest.mark.parametrize(("code", "kind", "expected"), WRONG_PAYLOAD)
+def test_a_missing_or_wrong_payload_type_is_refused_with_the_type_it_needs(code: str, kind: str, expected: str) -> None:
+    src = DIST + "def f(t, g=None):\n    if g is not None and dist.get_world_size(g) > 1:\n        dist.all_reduce(t, group=g)\n"
+    span = span_of(src, "g is not None and dist.get_world_size(g) > 1")
+    wrong: Payload = ContiguousPayload(tensor="t", statement=span, collective="all_reduce", result_used=False)
+    if expected == "ContiguousPayload":
+        wrong = _none_only("g is not None")
+    for payload, got in ((None, "no payload"), (wrong, f"a {type(wrong).__name__}")):
+        f = Finding(code, "", "m.py", span, group="g", kind=kind, payload=payload)
+        result = fix_source(src, [f], CONFIG, unsafe=True)
+        assert result.source == src and not result.applied
+        assert result.refused[0][1].startswith(f"{code} finding carries {got}, not a {expected}"), result.refused
+
+
+def test_a_split_guard_is_refused_naming_the_lines_to_merge() -> None:
+    src = DIST + "def f(t, g=None):\n    if g is None:\n        return\n    if dist.get_world_size(g) > 1:\n        dist.all_reduce(t, group=g)\n"
+    none, size = span_of(src, "g is None"), span_of(src, "dist.get_world_size(g) > 1")
+    payload = SplitGuardPayload(none_check=none, size_check=size, none_test=none, size_test=size, none_negated=True,
+                                size_negated=False, op=">", bound=1, nonmember_bug=False, collective="all_reduce")
+    f = Finding("PG101", "", "m.py", none, group="g", kind="split", payload=payload)
+    result = fix_source(src, [f], CONFIG, unsafe=True)
+    assert result.source == src
+    assert "split over several statements (lines 3 and 5)" in result.refused[0][1]
+    assert "`pg_utils.is_parallel(g)`" in result.refused[0][1]
 
 
 def test_span_that_is_not_a_node_is_refused() -> None:

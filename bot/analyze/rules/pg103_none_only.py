@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bot.analyze.rules.base import Reporter, code_span
 from bot.analyze.terms import none_test
-from bot.model import Invalid, Rule
+from bot.model import Invalid, NoneOnlyPayload, Rule
 
 RULE = Rule(
     code="PG103",
@@ -122,7 +122,7 @@ def check(r: Reporter) -> None:
             f"{code_span(r.text(check.node))} only checks for None before {code_span(site.collective.name)} on "
             f"{code_span(str(group))}: a single-rank or non-member group still runs it; use {code_span(replacement)}",
             site.function, group=group, kind="negative" if absent else "positive",
-            data={"test": r.text(check.node), "collective": site.collective.name},
+            payload=NoneOnlyPayload(test=r.text(check.node), collective=site.collective.name),
         )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from bot.analyze.rules.base import Reporter, code_span
-from bot.model import Invalid, Rule
+from bot.model import CopyPayload, Invalid, Rule
 
 RULE = Rule(
     code="PG107",
@@ -79,8 +79,8 @@ def check(r: Reporter) -> None:
             f"{code_span(name)} re-implements the predicate: call "
             f"{code_span(call)} instead",
             function, group=key, kind="def",
-            data={"name": name, "calls": [r.span(c) for c in calls], "negated": negated, "param": key,
-                  "method": function.is_method, "property": function.is_property},
+            payload=CopyPayload(name=name, calls=tuple(r.span(c) for c in calls), negated=negated, param=key,
+                                method=function.is_method, property=function.is_property),
         )
 
 

@@ -500,6 +500,8 @@ def _cached_size(finding: Finding, ctx: Context) -> Plan:
 def _predicate_copy(finding: Finding, ctx: Context) -> Plan:
     copy = _payload(finding, CopyPayload)
     name, calls = copy.name, copy.calls
+    if finding.kind == "lambda":
+        raise Refused(f"`{name}` is a lambda: replace its calls with `{ctx.call('...')}` and remove it by hand")
     node = ctx.def_at(finding.span, name)
     body = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
     if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:

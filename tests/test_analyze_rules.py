@@ -79,6 +79,7 @@ PAYLOADS: dict[tuple[str, str], type] = {
     ("PG105", "call"): UnguardedPayload,
     **{("PG106", k): CachedSizePayload for k in ("positive", "negative")},
     ("PG107", "def"): CopyPayload,
+    ("PG107", "lambda"): CopyPayload,
     ("PG108", "call"): ContiguousPayload,
 }
 

@@ -3,6 +3,7 @@ summary's content. Findings and suggestions are built by hand here, so the plann
 
 from __future__ import annotations
 
+from bot import links
 from bot.diff import from_api_file
 from bot.fix import Suggestion
 from bot.github import Comment, GitHubError, PullFile
@@ -68,7 +69,7 @@ def test_multi_line_suggestion_becomes_a_range_comment() -> None:
     assert payload["start_line"] == 11 and payload["line"] == 12 and payload["side"] == payload["start_side"] == "RIGHT"
     assert "```suggestion\n        if pg_utils.is_parallel(g):\n```" in payload["body"]
     assert payload["body"].startswith(marker("PG101", "m.py", plan.new[0].fingerprint))
-    assert "README.md#pg101" in payload["body"]
+    assert f"({links.rule_url('PG101')})" in payload["body"]
 
 
 def test_suggestion_outside_the_hunk_is_shown_but_not_one_click() -> None:

@@ -8,12 +8,11 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote
 
-from bot import __version__
+from bot import __version__, links
 from bot.model import FileResult, Finding, Rule, Severity
 from bot.report.escape import json_text, line_start, printable
 
 FORMATS = ("text", "json", "sarif", "github")
-RULE_DOCS_URL = "https://github.com/deepspeedai/pg-bot/blob/main/README.md#{anchor}"
 
 
 def findings_of(results: Sequence[FileResult]) -> list[Finding]:
@@ -58,12 +57,13 @@ _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.N
 def sarif(results: Sequence[FileResult], rules: dict[str, Rule]) -> str:
     used = sorted({f.code for f in findings_of(results)} | set(rules))
     index = {code: i for i, code in enumerate(used)}
+    page = links.rules_page()
     run: dict[str, Any] = {
         "tool": {
             "driver": {
                 "name": "pg-bot",
                 "version": __version__,
-                "informationUri": "https://github.com/deepspeedai/pg-bot",
+                "informationUri": page,
                 "rules": [
                     {
                         "id": code,
@@ -72,7 +72,7 @@ def sarif(results: Sequence[FileResult], rules: dict[str, Rule]) -> str:
                         "fullDescription": {"text": rules[code].why},
                         "help": {"text": f"{rules[code].why}\n\nFix: {rules[code].fix}",
                                  "markdown": f"{rules[code].why}\n\n**Fix:** {rules[code].fix}"},
-                        "helpUri": RULE_DOCS_URL.format(anchor=code.lower()),
+                        "helpUri": links.rule_url(code, page),
                     }
                     for code in used
                 ],

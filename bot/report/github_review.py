@@ -23,12 +23,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from bot import links
 from bot.analyze import RULES
 from bot.diff import FileChange, LineMap
 from bot.fix import Suggestion
 from bot.github import Comment, GitHubError
 from bot.model import FileError, FileResult, Finding, Span
-from bot.report.formats import RULE_DOCS_URL
 from bot.report.markdown import code_block, prose
 
 SUMMARY_MARKER = "<!-- pg-bot:summary -->"
@@ -124,7 +124,7 @@ def fingerprints(source: str, findings: Sequence[Finding]) -> list[str]:
 
 
 def rule_link(code: str) -> str:
-    return RULE_DOCS_URL.format(anchor=code.lower())
+    return links.rule_url(code)
 
 
 def comment_body(item: Item, rule_name: str = "") -> str:

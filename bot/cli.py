@@ -20,6 +20,7 @@ VERBS: dict[str, tuple[str, str]] = {
     "dashboard": ("bot.commands.dashboard", "static HTML dashboard of the migration"),
     "dispatch": ("bot.commands.dispatch", "label-triggered distributed CI dispatch"),
     "rule": ("bot.commands.rule", "explain a rule: pg-bot rule PG101"),
+    "config": ("bot.commands.config", "check rules.yaml against a real tree: pg-bot config check --tree DIR"),
 }
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2

@@ -157,8 +157,8 @@ def _summary(tally: Tally, args: argparse.Namespace) -> None:
     out = sys.stderr
     for error in tally.errors + tally.created.errors + tally.created.notes:
         print(f"pg-bot: {error}", file=out)
-    for created in tally.created.files:
-        print(f"{'created' if args.write else 'would create'} {created}", file=out)
+    for created, why in tally.created.files:
+        print(f"{'created' if args.write else 'would create'} {created} ({why})", file=out)
     if args.show_refused:
         for line in tally.refusals:
             print(line, file=out)

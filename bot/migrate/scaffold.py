@@ -14,7 +14,7 @@ from bot.migrate.predicate import missing_predicate_files
 
 @dataclass
 class Created:
-    files: list[str] = field(default_factory=list)  # as displayed
+    files: list[tuple[str, str]] = field(default_factory=list)  # (path as displayed, why it was created)
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -48,5 +48,5 @@ def create_missing(
                 continue
         elif show_diff:
             sys.stdout.write(new_file_diff(shown, new.text))
-        done.files.append(f"{shown} ({new.why})")
+        done.files.append((shown, new.why))
     return done

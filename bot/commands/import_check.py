@@ -1,0 +1,77 @@
+"""`pg-bot import-check TREE [PATHS]`: import every module a fix touched, in the project's own Python.
+
+Default PATHS: every module of TREE (outside its test root) that imports the predicate, plus the predicate
+module itself: what `pg-bot fix --write` touched. Exit codes: 0 all import, 1 a module fails, 2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from bot import config as config_module
+from bot.analyze import iter_python_files
+from bot.commands.common import fail
+from bot.commands.migrate_test import parse_env
+from bot.config import path_matches
+from bot.migrate import report
+from bot.migrate.imports import check_imports
+from bot.migrate.pipeline import MigrateError, environment_for_tests
+from bot.migrate.predicate import imports_predicate
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("tree", type=Path, help="the project's root (it goes first on sys.path)")
+    parser.add_argument("paths", nargs="*", type=Path, help="files or folders to import (default: see above)")
+    parser.add_argument("--python", default=sys.executable, help="the project's interpreter (default: this one)")
+    parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="environment (repeatable)")
+    parser.add_argument("--timeout", type=float, default=600, help="seconds (default 600)")
+    parser.add_argument("--config", type=Path, help="rules.yaml (default: the tree's, else the built-in one)")
+
+
+def run(args: argparse.Namespace) -> int:
+    tree = args.tree.resolve()
+    if not tree.is_dir():
+        return fail(f"{args.tree}: not a folder")
+    try:
+        config = config_module.load(args.config, search_from=tree)
+        env = environment_for_tests(os.environ, parse_env(args.env), tree)
+    except (config_module.ConfigError, MigrateError) as exc:
+        return fail(str(exc))
+    missing = [p for p in args.paths if not p.exists()]
+    if missing:
+        return fail(f"no such file or folder: {', '.join(map(str, missing))}")
+    files = list(iter_python_files(args.paths)) if args.paths else _predicate_users(tree, config)
+    if not files:
+        print("imports: nothing to check (no module imports the predicate)")
+        return 0
+    shown = {f: _shown(f, tree) for f in files}
+    check = check_imports(files, python=args.python, env=env, timeout=args.timeout, display=shown)
+    print("\n".join(report.imports_text(check)))
+    return 0 if check.ok else 1
+
+
+def _predicate_users(tree: Path, config: config_module.Config) -> list[Path]:
+    test_root = config.ci.test_root.strip("/")
+    module = tree.joinpath(*config.predicate_module.split("."), f"{config.predicate_name}.py")
+    users = [module] if module.is_file() else []
+    for file in iter_python_files([tree]):
+        rel = file.relative_to(tree).as_posix()
+        if test_root and path_matches(rel, test_root):
+            continue
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if file != module and imports_predicate(text, config):
+            users.append(file)
+    return users
+
+
+def _shown(file: Path, tree: Path) -> str:
+    try:
+        return file.resolve().relative_to(tree).as_posix()
+    except ValueError:
+        return str(file)

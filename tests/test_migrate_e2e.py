@@ -63,18 +63,27 @@ def test_the_migration_passes_the_projects_tests_before_and_after(
 
     assert result["areas"] == ["moe", "zero"]
     assert result["tests"] == ["tests/unit/v1/moe", "tests/unit/runtime/zero", "tests/unit/v1/zero"]
-    assert result["fix"]["files"] == ["deepspeed/moe/sharded_moe.py", "deepspeed/runtime/zero/partition.py"]
-    assert result["fix"]["applied"] == {"PG101": 1, "PG103": 1}
+    assert result["fix"]["files"] == [
+        "deepspeed/moe/fused_kernels.py", "deepspeed/moe/sharded_moe.py", "deepspeed/runtime/zero/partition.py"
+    ]
+    assert result["fix"]["applied"] == {"PG101": 2, "PG103": 1}
     assert result["fix"]["created"] == ["deepspeed/comm/pg_utils.py", "tests/unit/comm/test_pg_utils.py"]
     assert result["added_tests"] == ["tests/unit/comm/test_pg_utils.py"]
     fixed = (tmp_path / "work/tree/deepspeed/moe/sharded_moe.py").read_text()
     assert "if pg_utils.is_parallel(ep_group):" in fixed
 
-    # Every touched module imports, from the fixed copy (not from anywhere else on the path).
+    # Every touched module imports, from the fixed copy (not from anywhere else on the path), but the one that
+    # could not be imported before the fix either: reported, not blamed on the fix.
     assert [(r["module"], r["ok"]) for r in result["imports"]["results"]] == [
-        ("deepspeed.moe.sharded_moe", True), ("deepspeed.runtime.zero.partition", True), ("deepspeed.comm.pg_utils", True)
+        ("deepspeed.moe.fused_kernels", False), ("deepspeed.moe.sharded_moe", True),
+        ("deepspeed.runtime.zero.partition", True), ("deepspeed.comm.pg_utils", True),
     ]
-    assert all(r["detail"].startswith(str(tmp_path / "work/tree")) for r in result["imports"]["results"])
+    assert [(r["module"], r["ok"]) for r in result["imports"]["before"]] == [
+        ("deepspeed.moe.fused_kernels", False), ("deepspeed.moe.sharded_moe", True),
+        ("deepspeed.runtime.zero.partition", True),
+    ]
+    assert result["imports"]["broken_by_fix"] == []
+    assert all(r["detail"].startswith(str(tmp_path / "work/tree")) for r in result["imports"]["results"] if r["ok"])
 
     seen = outcomes(result)
     for test in ("test_no_expert_parallelism", "test_expert_group_of_every_rank", "test_expert_group_that_excludes_a_rank"):
@@ -90,6 +99,9 @@ def test_the_migration_passes_the_projects_tests_before_and_after(
     assert result["regressions"] == [] and result["ok"] is True
 
     assert "tests before: 7 passed, 1 failed" in out and "after: 12 passed, 1 failed" in out
+    assert "imports: 3 of 4 touched module(s) import; 1 failed before the fix too (not caused by it)" in out
+    assert ("failed before and after the fix: deepspeed.moe.fused_kernels (deepspeed/moe/fused_kernels.py): "
+            "ModuleNotFoundError: No module named 'deepspeed_fixture_missing_kernels'") in out
     assert "regressions: 0" in out and out.rstrip().endswith("result: OK")
     assert "failed   failed   tests.unit.v1.zero.test_zero::test_known_failure\n" in out
 
@@ -141,8 +153,8 @@ def test_a_fixed_tree_without_the_predicate_module_fails_its_import_check(
     code, _, result = migrate(checkout, tmp_path / "work", "--area", "moe")
     out = capsys.readouterr().out
     assert code == 1
-    [failure] = [r for r in result["imports"]["results"] if not r["ok"]]
-    assert failure["module"] == "deepspeed.moe.sharded_moe"
+    assert result["imports"]["broken_by_fix"] == ["deepspeed.moe.sharded_moe"]
+    [failure] = [r for r in result["imports"]["results"] if r["module"] == "deepspeed.moe.sharded_moe"]
     assert "ImportError: cannot import name 'pg_utils' from 'deepspeed.comm'" in failure["detail"]
     assert "sharded_moe.py:2)" in failure["detail"]  # where the import failed
     assert "FAILED deepspeed.moe.sharded_moe (deepspeed/moe/sharded_moe.py): ImportError" in out
@@ -157,7 +169,7 @@ def test_one_area_without_local_size_and_with_pytest_arguments(
                               "--pytest-args=-k 'not every_rank'")
     assert code == 0, capsys.readouterr().out
     # Only the moe area is fixed (PG103 in zero is not touched, even with its own area's findings).
-    assert result["fix"]["files"] == ["deepspeed/moe/sharded_moe.py"]
+    assert result["fix"]["files"] == ["deepspeed/moe/fused_kernels.py", "deepspeed/moe/sharded_moe.py"]
     assert "if mp_group is not None:" in (tmp_path / "work/tree/deepspeed/runtime/zero/partition.py").read_text()
     seen = outcomes(result)
     assert MOE + "test_expert_group_of_every_rank" not in seen  # -k reached pytest
@@ -193,16 +205,27 @@ def test_a_hanging_test_run_is_stopped_at_the_timeout(tmp_path: Path, capsys: py
     assert "pytest did not finish in 3 s" in capsys.readouterr().err
 
 
-def test_import_check_alone(checkout: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_import_check_alone(
+    checkout: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    unfixed = Path(shutil.copytree(checkout, tmp_path / "unfixed"))
     monkeypatch.chdir(checkout)
     assert main(["fix", "--write", "deepspeed"]) == 0
     capsys.readouterr()
-    assert main(["import-check", ".", "--python", sys.executable]) == 0
-    assert capsys.readouterr().out == "imports: 2 of 2 touched module(s) import\n"
+    # fused_kernels needs a library this machine lacks: without a baseline that counts...
+    assert main(["import-check", ".", "--python", sys.executable]) == 1
+    assert capsys.readouterr().out.splitlines()[:2] == [
+        "imports: 2 of 3 touched module(s) import",
+        "  FAILED deepspeed.moe.fused_kernels (deepspeed/moe/fused_kernels.py): ModuleNotFoundError: No module "
+        f"named 'deepspeed_fixture_missing_kernels' ({checkout.resolve()}/deepspeed/moe/fused_kernels.py:3)",
+    ]
+    # ... with the unfixed tree as the baseline it is reported, not counted.
+    assert main(["import-check", ".", "--baseline", str(unfixed)]) == 0
+    assert "2 of 3 touched module(s) import; 1 failed before the fix too" in capsys.readouterr().out
     (checkout / "deepspeed/comm/pg_utils.py").unlink()
-    assert main(["import-check", "."]) == 1
+    assert main(["import-check", ".", "--baseline", str(unfixed)]) == 1
     out = capsys.readouterr().out
-    assert "imports: 0 of 1 touched module(s) import" in out
+    assert "imports: 0 of 2 touched module(s) import; 1 failed before the fix too" in out
     assert "FAILED deepspeed.moe.sharded_moe (deepspeed/moe/sharded_moe.py): ImportError" in out
     # Explicit paths; a file outside any package is never run, only listed.
     assert main(["import-check", ".", "deepspeed/runtime", "setup.py"]) == 0

@@ -9,6 +9,7 @@ import pytest
 from bot.commands.migrate_test import parse_env
 from bot.migrate import junit
 from bot.migrate.compare import compare
+from bot.migrate.imports import ImportCheck, ImportResult, broken_imports
 from bot.migrate.junit import Outcome
 from bot.migrate.pipeline import (
     DEFAULT_ENV,
@@ -102,3 +103,14 @@ def test_pytest_command_keeps_paths_after_the_double_dash(tmp_path: Path) -> Non
     assert cmd[:3] == ["py", "-m", "pytest"] and f"--junitxml={tmp_path / 'r.xml'}" in cmd
     assert cmd[-4:] == ["-k", "moe", "--", "-x.py"]
     assert cmd[cmd.index("no:randomly") - 1] == "-p"  # same order and seeds in both runs
+
+
+def test_only_imports_that_worked_before_the_fix_are_blamed_on_it() -> None:
+    def check(*results: tuple[str, bool]) -> ImportCheck:
+        return ImportCheck([ImportResult(m, m, ok, "") for m, ok in results], [])
+
+    before = check(("a", True), ("triton_op", False), ("b", True))
+    after = check(("a", False), ("triton_op", False), ("b", True), ("pkg.pg_utils", False))
+    assert [r.module for r in broken_imports(before, after)] == ["a", "pkg.pg_utils"]
+    unknown = ImportCheck([], [], error="python exited with 1")
+    assert [r.module for r in broken_imports(unknown, after)] == ["a", "triton_op", "pkg.pg_utils"]

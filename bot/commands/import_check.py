@@ -1,7 +1,8 @@
 """`pg-bot import-check TREE [PATHS]`: import every module a fix touched, in the project's own Python.
 
 Default PATHS: every module of TREE (outside its test root) that imports the predicate, plus the predicate
-module itself: what `pg-bot fix --write` touched. Exit codes: 0 all import, 1 a module fails, 2 usage error.
+module itself: what `pg-bot fix --write` touched. With `--baseline DIR` (the unfixed tree) a module that fails
+there too is reported but not counted. Exit codes: 0 all import, 1 a module fails, 2 usage error.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from bot.commands.common import fail
 from bot.commands.migrate_test import parse_env
 from bot.config import path_matches
 from bot.migrate import report
-from bot.migrate.imports import check_imports
+from bot.migrate.imports import broken_imports, check_imports
 from bot.migrate.pipeline import MigrateError, environment_for_tests
 from bot.migrate.predicate import imports_predicate
 
@@ -25,6 +26,8 @@ from bot.migrate.predicate import imports_predicate
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("tree", type=Path, help="the project's root (it goes first on sys.path)")
     parser.add_argument("paths", nargs="*", type=Path, help="files or folders to import (default: see above)")
+    parser.add_argument("--baseline", type=Path, metavar="DIR",
+                        help="the unfixed tree: modules that fail to import there too are reported, not counted")
     parser.add_argument("--python", default=sys.executable, help="the project's interpreter (default: this one)")
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="environment (repeatable)")
     parser.add_argument("--timeout", type=float, default=600, help="seconds (default 600)")
@@ -49,8 +52,17 @@ def run(args: argparse.Namespace) -> int:
         return 0
     shown = {f: _shown(f, tree) for f in files}
     check = check_imports(files, python=args.python, env=env, timeout=args.timeout, display=shown)
-    print("\n".join(report.imports_text(check)))
-    return 0 if check.ok else 1
+    broken = None
+    if args.baseline is not None:
+        base = args.baseline.resolve()
+        if not base.is_dir():
+            return fail(f"{args.baseline}: not a folder")
+        base_files = {base / rel: rel for rel in shown.values() if (base / rel).is_file()}
+        before = check_imports(list(base_files), python=args.python, env=environment_for_tests(
+            os.environ, parse_env(args.env), base), timeout=args.timeout, display=base_files)
+        broken = broken_imports(before, check)
+    print("\n".join(report.imports_text(check, broken)))
+    return 0 if check.error is None and not (check.failures if broken is None else broken) else 1
 
 
 def _predicate_users(tree: Path, config: config_module.Config) -> list[Path]:

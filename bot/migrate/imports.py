@@ -131,3 +131,11 @@ def _same_file(loaded: str, expected: Path) -> bool:
         return os.path.samefile(loaded, expected)
     except OSError:
         return False
+
+
+def broken_imports(before: ImportCheck, after: ImportCheck) -> list[ImportResult]:
+    """Failures after the fix that were not failures before it (a module new after it counts as broken)."""
+    if before.error is not None:
+        return after.failures
+    failed_before = {r.module for r in before.failures}
+    return [r for r in after.failures if r.module not in failed_before]

@@ -23,7 +23,7 @@ from bot.commands.fix import Tally, fix_file, write_atomically
 from bot.config import Config, path_matches
 from bot.fix import FIXABLE
 from bot.migrate.compare import Comparison, compare
-from bot.migrate.imports import ImportCheck, check_imports
+from bot.migrate.imports import ImportCheck, ImportResult, broken_imports, check_imports
 from bot.migrate.pytest_run import PytestRun, run_tests
 from bot.migrate.scaffold import create_missing
 
@@ -68,15 +68,22 @@ class Result:
     tests: list[str]
     added_tests: list[str]
     fix: FixOutcome
-    imports: ImportCheck
+    imports_before: ImportCheck  # the modules the fix changes, before it
+    imports: ImportCheck  # every touched module, after the fix
     before: PytestRun
     after: PytestRun
     comparison: Comparison
     seconds: dict[str, float]
 
     @property
+    def import_regressions(self) -> list[ImportResult]:
+        """Touched modules that fail after the fix and did not before (or are new)."""
+        return broken_imports(self.imports_before, self.imports)
+
+    @property
     def ok(self) -> bool:
-        return self.imports.ok and not self.comparison.regressions and not self.comparison.new_failures
+        return (self.imports.error is None and not self.import_regressions and not self.comparison.regressions
+                and not self.comparison.new_failures)
 
 
 def environment_for_tests(base: Mapping[str, str], overrides: Mapping[str, str | None], tree: Path) -> dict[str, str]:
@@ -155,14 +162,19 @@ def plan_fixes(tree: Path, config: Config, unsafe: bool) -> tuple[dict[Path, Pla
     return planned, errors
 
 
+def in_scope(tree: Path, config: Config, file: Path, areas: list[str], restrict: bool) -> bool:
+    """With ``restrict`` (--area), only the files of those areas are fixed."""
+    area = config.area_of(file.relative_to(tree).as_posix())
+    return not restrict or (area is not None and area.name in areas)
+
+
 def apply_fixes(tree: Path, config: Config, planned: dict[Path, Planned], areas: list[str], restrict: bool) -> FixOutcome:
     """Write the planned fixes (only in ``areas`` when ``restrict``), then create the predicate module."""
     outcome = FixOutcome()
     texts: list[tuple[Path, str]] = []
     for file, plan in planned.items():
         rel = file.relative_to(tree).as_posix()
-        area = config.area_of(rel)
-        if restrict and (area is None or area.name not in areas):
+        if not in_scope(tree, config, file, areas, restrict):
             texts.append((file, plan.old))
             continue
         outcome.refused.update(plan.refused)
@@ -214,8 +226,14 @@ def run(options: Options, *, base_env: Mapping[str, str] | None = None) -> Resul
             f"test path(s) not in {checkout}: {', '.join(missing)} (check rules.yaml with `pg-bot config check "
             f"--tree {checkout}`)"
         )
-    seconds["copy and plan"] = time.monotonic() - started
     env = environment_for_tests(os.environ if base_env is None else base_env, options.env, tree)
+    restrict = bool(options.areas)
+    # The same modules imported before the fix: one that already fails (an optional dependency such as triton
+    # missing here) is reported, not blamed on the fix.
+    to_fix = [f for f, p in planned.items() if p.old != p.new and in_scope(tree, config, f, areas, restrict)]
+    shown = {f: f.relative_to(tree).as_posix() for f in to_fix}
+    imports_before = check_imports(to_fix, python=options.python, env=env, timeout=options.timeout, display=shown)
+    seconds["copy, plan, imports before"] = time.monotonic() - started
 
     before = run_tests(options.python, tree, tests, junit_xml=workdir / "before.xml", log=workdir / "before.log",
                        env=env, extra=options.pytest_args, timeout=options.timeout)
@@ -225,18 +243,18 @@ def run(options: Options, *, base_env: Mapping[str, str] | None = None) -> Resul
                            f"{before.log}): nothing would prove the migration")
 
     started = time.monotonic()
-    fixed = apply_fixes(tree, config, planned, areas, restrict=bool(options.areas))
+    fixed = apply_fixes(tree, config, planned, areas, restrict)
     fixed.errors[:0] = plan_errors
     touched = [tree / f for f in fixed.files + fixed.created if not _is_test(f, config)]
     imports = check_imports(touched, python=options.python, env=env, timeout=options.timeout,
                             display={tree / f: f for f in fixed.files + fixed.created})
-    seconds["fix and imports"] = time.monotonic() - started
+    seconds["fix and imports after"] = time.monotonic() - started
 
     added = [f for f in fixed.created if _is_test(f, config)]
     after = run_tests(options.python, tree, tests + added, junit_xml=workdir / "after.xml", log=workdir / "after.log",
                       env=env, extra=options.pytest_args, timeout=options.timeout)
     seconds["tests after"] = after.seconds
-    return Result(checkout, tree, areas, tests, added, fixed, imports, before, after,
+    return Result(checkout, tree, areas, tests, added, fixed, imports_before, imports, before, after,
                   compare(before.outcomes, after.outcomes), seconds)
 
 

@@ -6,7 +6,7 @@ from collections import Counter
 from typing import Any
 
 from bot.migrate.compare import Row
-from bot.migrate.imports import ImportCheck
+from bot.migrate.imports import ImportCheck, ImportResult
 from bot.migrate.junit import Outcome
 from bot.migrate.pipeline import Result
 
@@ -33,12 +33,17 @@ def _mark(row: Row) -> str:
     return ""
 
 
-def imports_text(check: ImportCheck) -> list[str]:
+def imports_text(check: ImportCheck, broken: list[ImportResult] | None = None) -> list[str]:
+    """``broken``: the failures to blame on the fix (default: all); the others already failed before it."""
     if check.error is not None:
         return [f"imports: could not check: {check.error}"]
     good = sum(1 for r in check.results if r.ok)
-    lines = [f"imports: {good} of {len(check.results)} touched module(s) import"]
-    lines += [f"  FAILED {r.module} ({r.path}): {r.detail}" for r in check.failures]
+    blamed = check.failures if broken is None else broken
+    earlier = [r for r in check.failures if r not in blamed]
+    lines = [f"imports: {good} of {len(check.results)} touched module(s) import"
+             + (f"; {len(earlier)} failed before the fix too (not caused by it)" if earlier else "")]
+    lines += [f"  FAILED {r.module} ({r.path}): {r.detail}" for r in blamed]
+    lines += [f"  failed before and after the fix: {r.module} ({r.path}): {r.detail}" for r in earlier]
     lines += [f"  not checked (not in a package): {path}" for path in check.skipped]
     return lines
 
@@ -56,7 +61,7 @@ def text(result: Result) -> str:
     lines += [f"  fixed {path}" for path in fix.files]
     lines += [f"  created {path}" for path in fix.created]
     lines += [f"  {error}" for error in fix.errors]
-    lines += imports_text(result.imports)
+    lines += imports_text(result.imports, result.import_regressions)
     lines.append(
         f"tests before: {counts_text(cmp.counts('before'))} ({result.before.seconds:.1f} s); "
         f"after: {counts_text(cmp.counts('after'))} ({result.after.seconds:.1f} s)"
@@ -95,6 +100,8 @@ def as_json(result: Result) -> dict[str, Any]:
             "error": result.imports.error,
             "skipped": result.imports.skipped,
             "results": [vars(r) for r in result.imports.results],
+            "before": [vars(r) for r in result.imports_before.results],
+            "broken_by_fix": [r.module for r in result.import_regressions],
         },
         "before": {"counts": dict(cmp.counts("before")), "seconds": round(result.before.seconds, 2),
                    "returncode": result.before.returncode, "command": list(result.before.command)},

@@ -1,10 +1,16 @@
-"""Command line: one verb per module, imported only when that verb runs (keeps `pg-bot check` fast)."""
+"""Command line: one verb per module, imported only when that verb runs (keeps `pg-bot check` fast).
+
+Exit codes shared by every verb: 0 clean, 1 findings, 2 usage or config error, 3 GitHub API failure (`review`),
+4 internal error: an exception pg-bot did not expect (a bug; the traceback goes to stderr). An unexpected
+exception must never exit 1, which workflows read as "findings".
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
 import sys
+import traceback
 from collections.abc import Sequence
 from types import ModuleType
 
@@ -25,7 +31,7 @@ VERBS: dict[str, tuple[str, str]] = {
     "config": ("bot.commands.config", "check rules.yaml against a real tree: pg-bot config check --tree DIR"),
 }
 
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_CRASH = 0, 1, 2, 4
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -72,6 +78,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `pg-bot ... | head`: the reader left; not an error of ours
         sys.stderr.close()
         return 0
+    except Exception:  # a bug: say so with its own exit code (Python's default, 1, would read as "findings")
+        traceback.print_exc()
+        print(f"pg-bot: internal error in `{args.verb}` (exit {EXIT_CRASH}); please report it with the traceback "
+              "above", file=sys.stderr)
+        return EXIT_CRASH
 
 
 def _parser_for(argv: list[str]) -> argparse.ArgumentParser:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import fnmatch
 import json
-import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -12,9 +10,13 @@ from typing import Any
 
 import yaml
 
+from bot import globs
+from bot.files import DEFAULT_MAX_BYTES, SourceError, read_source
 from bot.model import Severity
 
 CONFIG_NAMES = ("rules.yaml", ".pg-bot.yaml")
+MAX_CONFIG_BYTES = 1024 * 1024  # the packaged policy is ~8 KB; a file near this size is no policy file
+MAX_DEPTH = 32  # the schema needs 4 levels of nesting; deeper only serves to exhaust the stack
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: several times faster
 
 
@@ -81,6 +83,7 @@ class Config:
     exemptions: tuple[Exemption, ...] = ()
     areas: tuple[Area, ...] = ()
     ci: CIConfig = field(default_factory=CIConfig)
+    max_file_bytes: int = DEFAULT_MAX_BYTES  # larger source files are reported (PG000), never read
     source: str = "<defaults>"
 
     @property
@@ -102,36 +105,14 @@ class Config:
 
 
 def path_matches(path: str, pattern: str) -> bool:
-    """Glob match on '/'-separated relative paths; ``**`` spans folders, a bare folder matches below it."""
+    """Glob match on '/'-separated relative paths; ``**`` spans folders, a bare folder matches below it.
+    Linear in the path whatever the pattern (see bot.globs)."""
     path = path.replace("\\", "/")
     if path.startswith("./"):
         path = path[2:]
     if pattern == "**":
         return True
-    regex = _glob_regex(pattern)
-    return regex.fullmatch(path) is not None or path.startswith(pattern.rstrip("/") + "/")
-
-
-_GLOB_CACHE: dict[str, re.Pattern[str]] = {}
-
-
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    cached = _GLOB_CACHE.get(pattern)
-    if cached is None:
-        parts = []
-        i = 0
-        while i < len(pattern):
-            if pattern.startswith("**/", i):
-                parts.append("(?:.*/)?")
-                i += 3
-            elif pattern.startswith("**", i):
-                parts.append(".*")
-                i += 2
-            else:
-                parts.append(fnmatch.translate(pattern[i])[4:-3].replace(".*", "[^/]*"))
-                i += 1
-        cached = _GLOB_CACHE[pattern] = re.compile("".join(parts))
-    return cached
+    return globs.compiled(pattern).matches(path) or path.startswith(pattern.rstrip("/") + "/")
 
 
 # ---------------------------------------------------------------- loading
@@ -159,9 +140,14 @@ def load(path: Path | None = None, *, search_from: Path | None = None) -> Config
     if path is None:
         path = default_path()
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+        data = read_source(path, MAX_CONFIG_BYTES)  # a regular file of sane size: no FIFO, no /dev/zero
+    except SourceError as exc:
+        raise ConfigError(f"{path}:1: {exc}") from exc
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ConfigError(f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save rules.yaml as UTF-8") from exc
     # The packaged defaults are validated by the test suite; skipping jsonschema for them keeps a
     # `pg-bot check` run on defaults fast (the import alone costs ~50 ms).
     return parse(text, str(path), validate=path.resolve() != default_path().resolve())
@@ -176,33 +162,73 @@ def parse(text: str, source: str = "<string>", *, validate: bool = True) -> Conf
 
 def _load_yaml(text: str, source: str) -> tuple[Any, dict[tuple[Any, ...], int]]:
     """YAML -> plain data plus a map from key path to 1-based line, so errors can name both."""
-    loader = _Loader(text)
     try:
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
+        _check_events(text, source)
+        loader = _Loader(text)
+        try:
+            node = loader.get_single_node()
+            if node is not None:
+                lines: dict[tuple[Any, ...], int] = {}
+                _index_lines(node, (), lines, source)  # before construction: it rejects duplicate keys
+                data = loader.construct_document(node)
+        finally:
+            loader.dispose()
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{source}{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from exc
-    finally:
-        loader.dispose()
+        raise ConfigError(f"{source}:{_yaml_problem(exc, text)}") from exc
     if node is None:
         raise ConfigError(f"{source}:1: empty file; expected a mapping with at least `version: 1`")
-    lines: dict[tuple[Any, ...], int] = {}
-    _index_lines(node, (), lines)
     return data, lines
 
 
-def _index_lines(node: yaml.Node, path: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -> None:
+def _yaml_problem(exc: yaml.YAMLError, text: str) -> str:
+    """`line: not valid YAML: what`, for every kind of error PyYAML raises."""
+    if isinstance(exc, yaml.reader.ReaderError):  # a character YAML does not allow, e.g. a control character
+        char = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        return f"{text.count(chr(10), 0, exc.position) + 1}: not valid YAML: character #x{char:04x}: {exc.reason}"
+    mark = getattr(exc, "problem_mark", None)
+    line = mark.line + 1 if mark is not None else 1
+    return f"{line}: not valid YAML: {getattr(exc, 'problem', None) or exc}"
+
+
+def _check_events(text: str, source: str) -> None:
+    """Refuse what a policy file never needs and an attacker would use, before anything is built from it:
+    anchors and aliases (a 600-byte "billion laughs" file expands to gigabytes; a recursive alias never
+    ends) and deep nesting. One pass over libyaml's events: linear in the file."""
+    depth = 0
+    for event in yaml.parse(text, Loader=_Loader):
+        line = event.start_mark.line + 1 if event.start_mark is not None else 1
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise ConfigError(f"{source}:{line}: YAML anchors and aliases (&name, *name) are not allowed in rules.yaml; "
+                              "write the values out")
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise ConfigError(f"{source}:{line}: nested more than {MAX_DEPTH} levels deep")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def _index_lines(node: yaml.Node, path: tuple[Any, ...], lines: dict[tuple[Any, ...], int], source: str) -> None:
     lines[path] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
+        seen: dict[tuple[str, Any], int] = {}
         for key, value in node.value:
+            line = key.start_mark.line + 1
+            if not isinstance(key, yaml.ScalarNode) or key.tag == _MERGE_TAG:
+                raise ConfigError(f"{source}:{line}: keys must be plain names (no `<<` merges, no lists or mappings as keys)")
+            if (key.tag, key.value) in seen:  # YAML would keep the last silently; a policy must not
+                first = seen[key.tag, key.value]
+                raise ConfigError(f"{source}:{line}: duplicate key `{key.value}` (first given on line {first})")
+            seen[key.tag, key.value] = line
             child = (*path, key.value)
-            _index_lines(value, child, lines)
-            lines[child] = key.start_mark.line + 1
+            _index_lines(value, child, lines, source)
+            lines[child] = line
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
-            _index_lines(item, (*path, i), lines)
+            _index_lines(item, (*path, i), lines, source)
 
 
 def _schema() -> dict[str, Any]:
@@ -271,5 +297,6 @@ def _build(data: dict[str, Any], source: str) -> Config:
         exemptions=exemptions,
         areas=areas,
         ci=ci,
+        max_file_bytes=get("max_file_bytes") or DEFAULT_MAX_BYTES,
         source=source,
     )

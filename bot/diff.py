@@ -3,11 +3,15 @@
 A ``FileChange`` knows the added lines of the new file (the only lines pg-bot comments on) and the hunks'
 new-side line ranges: GitHub accepts a review comment only on a line inside a hunk, and a multi-line comment
 only when its whole range lies in one hunk.
+
+Line numbers here are git's: only ``\\n`` ends a line. Python (and so the analyzer and the fixer) also ends one at
+a lone ``\\r``; ``LineMap`` translates between the two.
 """
 
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -19,7 +23,11 @@ DEV_NULL = "/dev/null"
 
 
 class DiffError(ValueError):
-    """A patch that cannot be parsed, or that does not apply to the file it names."""
+    """A patch that cannot be parsed, or that does not apply to the file it names (``path``, when known)."""
+
+    def __init__(self, message: str, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 @dataclass(frozen=True)
@@ -51,6 +59,67 @@ class ApiFile(Protocol):  # bot.github.PullFile, structurally; read-only, as tha
     def previous_filename(self) -> str | None: ...
     @property
     def patch(self) -> str | None: ...
+
+
+def git_lines(text: str) -> list[str]:
+    """``text`` split as git splits it: only ``\\n`` ends a line (kept); a last line without one is kept too.
+    (``str.splitlines`` also breaks at ``\\r``, form feeds, ``\\x85``, ``\\u2028``...)"""
+    lines = text.split("\n")
+    out = [line + "\n" for line in lines[:-1]]
+    if lines[-1]:
+        out.append(lines[-1])
+    return out
+
+
+_PY_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+class LineMap:
+    """One text's lines as Python counts them (``\\n``, ``\\r\\n`` or a lone ``\\r`` ends a line: the analyzer's
+    and the fixer's numbering) against git's (only ``\\n`` does: the diff's, GitHub's review comments' and its
+    suggestions'). They differ only after a lone ``\\r``."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._start = [0]  # character offset where each Python line starts
+        self._end: list[int] = []  # ... and where its content ends (before its line ending)
+        self._git = [1]  # git's number for the line each Python line starts on
+        git = 1
+        for m in _PY_LINE_END.finditer(text):
+            self._end.append(m.start())
+            if m.end() == len(text):
+                break
+            git += "\n" in m.group()
+            self._start.append(m.end())
+            self._git.append(git)
+        if len(self._end) < len(self._start):
+            self._end.append(len(text))
+        self.identical = "\r" not in text.replace("\r\n", "")  # no lone CR: both numberings agree
+
+    @property
+    def python_line_count(self) -> int:
+        return len(self._start) if self.text else 0
+
+    def python_line(self, n: int) -> str:
+        """Python line ``n`` (1-based), without its line ending."""
+        return self.text[self._start[n - 1]:self._end[n - 1]]
+
+    def to_git(self, n: int) -> int:
+        """The git line on which Python line ``n`` lies."""
+        if self.identical or n < 1:
+            return n
+        return self._git[min(n, len(self._git)) - 1] + max(n - len(self._git), 0)
+
+    def git_span(self, first: int, last: int) -> tuple[list[str], list[str]]:
+        """For Python lines first..last: the Python lines that share their git lines but lie before ``first``
+        and after ``last`` (what a suggestion replacing those whole git lines must keep), without endings."""
+        g1, g2 = self.to_git(first), self.to_git(last)
+        lo, hi = first, last  # widened while the neighbour lies on the same git line (git numbers only grow)
+        while lo > 1 and self._git[lo - 2] == g1:
+            lo -= 1
+        while hi < len(self._git) and self._git[hi] == g2:
+            hi += 1
+        return ([self.python_line(n) for n in range(lo, first)], [self.python_line(n) for n in range(last + 1, hi + 1)])
 
 
 def is_python(path: str) -> bool:
@@ -93,34 +162,44 @@ def parse_patch(text: str) -> list[FileChange]:
 
 
 def from_api_file(f: ApiFile) -> FileChange:
-    """One entry of GET /pulls/{n}/files. Its `patch` holds hunks only, so headers are added before parsing."""
+    """One entry of GET /pulls/{n}/files. Its `patch` holds hunks only, so headers are added before parsing.
+    A patch that does not parse raises DiffError naming the file (the caller reports that file and goes on)."""
     status = {"copied": "added", "changed": "modified", "unchanged": "modified"}.get(f.status, f.status)
     if f.patch is None:
         return FileChange(path=f.filename, status=status, old_path=f.previous_filename, patch_missing=True)
-    old = DEV_NULL if status == "added" else f"a/{f.previous_filename or f.filename}"
-    new = DEV_NULL if status == "removed" else f"b/{f.filename}"
+    # The headers name a placeholder: the real names are known already, and a name holding a newline, a tab or
+    # a `+++` must not become diff syntax.
+    old = DEV_NULL if status == "added" else "a/file"
+    new = DEV_NULL if status == "removed" else "b/file"
     text = f"--- {old}\n+++ {new}\n{f.patch}\n"
     try:
         patched = PatchSet(text)
-    except UnidiffParseError as exc:
-        raise DiffError(f"{f.filename}: the API's patch does not parse: {exc}") from exc
+    except (UnidiffParseError, ValueError) as exc:
+        raise DiffError(f"{f.filename}: the API's patch does not parse: {exc}", f.filename) from exc
     if len(patched) != 1:
-        raise DiffError(f"{f.filename}: the API's patch does not parse as one file")
+        raise DiffError(f"{f.filename}: the API's patch does not parse as one file", f.filename)
     change = _from_patched(patched[0], status=status, path=f.filename)
     return FileChange(path=f.filename, status=status, old_path=f.previous_filename, added=change.added,
                       hunks=change.hunks, patched=change.patched)
 
 
-def from_api_files(files: Iterable[ApiFile]) -> list[FileChange]:
-    return [from_api_file(f) for f in files]
+def from_api_files(files: Iterable[ApiFile]) -> list[FileChange | DiffError]:
+    """One FileChange per entry, or the DiffError that entry raised: one bad patch never hides the others."""
+    out: list[FileChange | DiffError] = []
+    for f in files:
+        try:
+            out.append(from_api_file(f))
+        except DiffError as exc:
+            out.append(exc)
+    return out
 
 
 def from_texts(path: str, old: str | None, new: str, *, status: str = "modified",
                old_path: str | None = None) -> FileChange:
     """The change between two whole texts: for files whose patch the API left out (too large)."""
-    a, b = (old or "").splitlines(keepends=True), new.splitlines(keepends=True)
-    lines = list(difflib.unified_diff(a, b, f"a/{old_path or path}" if old is not None else DEV_NULL, f"b/{path}",
-                                      n=3))
+    a, b = git_lines(old or ""), git_lines(new)
+    # placeholder names in the headers, as in from_api_file: the real ones are known
+    lines = list(difflib.unified_diff(a, b, "a/file" if old is not None else DEV_NULL, "b/file", n=3))
     text = "".join(ln if ln.endswith("\n") else ln + "\n\\ No newline at end of file\n" for ln in lines)
     if not text:
         return FileChange(path=path, status=status, old_path=old_path)
@@ -134,7 +213,7 @@ def apply(old: str, change: FileChange) -> str:
     pf = change.patched
     if pf is None:
         raise DiffError(f"{change.path}: no hunks to apply")
-    src = old.splitlines(keepends=True)
+    src = git_lines(old)
     out: list[str] = []
     pos = 0  # 0-based index of the next unconsumed line of ``src``
     for hunk in pf:

@@ -1,19 +1,29 @@
 """The only module that talks to GitHub (through PyGithub).
 
-Every list is paginated (PyGithub's PaginatedList follows ``Link`` headers); every request goes through
-PyGithub's ``GithubRetry`` (urllib3 Retry): 5xx and secondary rate limits (403 + ``Retry-After`` or a rate-limit
-message) are retried with exponential backoff, honouring ``Retry-After``. 401/403/404 and exhausted retries
-become one ``GitHubError`` with a message that says what to check. PyGithub runs lazily here, so handles such as
-``repo.get_pull(n)`` cost no request until data is read.
+Every list is paginated (PyGithub's PaginatedList follows ``Link`` headers). Retries (``SafeRetry``, a
+PyGithub ``GithubRetry``) never repeat what GitHub may already have done: idempotent requests (GET, PUT, PATCH,
+DELETE) are retried on 5xx, timeouts and dropped connections, with exponential backoff honouring
+``Retry-After``; a POST only when GitHub certainly did not act on it (a rate-limit answer, a connection never
+made). A POST that creates something and fails otherwise is followed by a look for what it created
+(``_create_once``) before it is sent again. 401/403/404 and exhausted retries become one ``GitHubError`` with a
+message that says what to check. PyGithub runs lazily here, so handles such as ``repo.get_pull(n)`` cost no
+request until data is read.
+
+Markers: the reviewer and the dispatcher recognise their own comments by a hidden marker, but only on comments
+authored by the identity the token belongs to (``GitHubClient.identity``) and only at the very start of the
+body, so nobody else can make pg-bot adopt, edit or skip a comment by quoting a marker.
 """
 
 from __future__ import annotations
 
 import base64
+import sys
+import time
 import urllib.parse
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from types import TracebackType
 from typing import Any, TypeVar
 
 import requests
@@ -21,6 +31,11 @@ from github import Auth, Github, GithubException, GithubRetry
 from urllib3.util.retry import Retry
 
 DEFAULT_API_URL = "https://api.github.com"
+# Who an installation token (a GitHub App's, or Actions' GITHUB_TOKEN) acts as, when no login is configured:
+# GET /user is not available to such tokens, so it cannot be asked.
+DEFAULT_APP_LOGIN = "github-actions[bot]"
+# Repeating one of these leaves GitHub as one request would (pg-bot's PATCHes set whole fields).
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE"})
 ROLES = ("admin", "maintain", "write", "triage", "read", "none")
 T = TypeVar("T")
 
@@ -71,21 +86,37 @@ class Comment:
     commit_id: str | None = None
 
 
-class _NoBlindPostRetry(GithubRetry):
-    """GithubRetry that does not re-send a POST after a 5xx: GitHub may have acted on it (a review created
-    behind a gateway timeout), so the caller looks first. Rate-limit 403s are still retried: GitHub did not
-    act on those."""
+class SafeRetry(GithubRetry):
+    """GithubRetry that re-sends only what is safe to repeat.
+
+    Methods in ``allowed_methods`` (by default the idempotent ones) are retried on 5xx, read timeouts and dropped
+    connections. Any other method (POST) is retried only when GitHub certainly did not act on it: a rate-limit
+    answer (403 with ``Retry-After`` or a rate-limit message, 429) or a connection that was never made. A POST
+    that timed out or got a 5xx may have been carried out, so it is never re-sent blindly."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("allowed_methods", IDEMPOTENT_METHODS)
+        super().__init__(**kwargs)
 
     def is_retry(self, method: str, status_code: int, has_retry_after: bool = False) -> bool:
-        if method == "POST" and status_code >= 500:
-            return False
+        if not self._is_method_retryable(method):
+            return status_code in (403, 429)  # GithubRetry.increment retries a 403 only if it is a rate limit
         return bool(super().is_retry(method, status_code, has_retry_after))
+
+    def increment(self, method: str | None = None, url: str | None = None, response: Any = None,
+                  error: Exception | None = None, _pool: Any = None, _stacktrace: TracebackType | None = None
+                  ) -> SafeRetry:
+        # urllib3 refuses a read retry for a method not allowed, but would retry other mid-request errors
+        if (error is not None and method is not None and not self._is_method_retryable(method)
+                and not self._is_connection_error(error)):
+            raise error.with_traceback(_stacktrace)
+        return super().increment(method, url, response, error, _pool, _stacktrace)  # type: ignore[return-value]
 
 
 def default_retry(total: int = 6, backoff_factor: float = 1.0, secondary_rate_wait: float = 60.0) -> Retry:
-    """5xx / secondary-rate-limit retry policy (exponential backoff; ``Retry-After`` wins when sent)."""
-    return GithubRetry(total=total, backoff_factor=backoff_factor, backoff_max=120,
-                       secondary_rate_wait=secondary_rate_wait, respect_retry_after_header=True)
+    """The retry policy (exponential backoff; ``Retry-After`` wins when sent); see ``SafeRetry``."""
+    return SafeRetry(total=total, backoff_factor=backoff_factor, backoff_max=120,
+                     secondary_rate_wait=secondary_rate_wait, respect_retry_after_header=True)
 
 
 def explain(status: int, message: str, what: str) -> str:
@@ -104,30 +135,39 @@ class GitHubClient:
 
     def __init__(self, token: str | None, repo: str, *, base_url: str = DEFAULT_API_URL,
                  retry: Retry | int | None = None, per_page: int = 100, throttle: bool | None = None,
-                 timeout: int = 30) -> None:
+                 timeout: int = 30, login: str | None = None) -> None:
+        """``login``: who the token acts as, when known (an app's ``<slug>[bot]``); otherwise asked once
+        (``identity``). ``timeout``: seconds to wait for GitHub's answer to one request."""
         if repo.count("/") != 1 or not all(repo.split("/")):
             raise GitHubError(0, f"--repo must be OWNER/NAME, got {repo!r}")
         self.repo_name = repo
+        self._login = login or None
         policy = default_retry() if retry is None else retry
+        if isinstance(policy, Retry) and not isinstance(policy, SafeRetry):
+            policy = SafeRetry(**_retry_params(policy))
+        self._backoff = policy.backoff_factor if isinstance(policy, Retry) else 0.0
+        self._attempts = 1 + (policy if isinstance(policy, int) else _total(policy))
         if throttle is None:  # a loopback server (tests, a local proxy) needs no spacing out
             throttle = urllib.parse.urlsplit(base_url).hostname not in ("127.0.0.1", "localhost", "::1")
-        self._gh = Github(
-            auth=Auth.Token(token) if token else None,
-            base_url=base_url.rstrip("/"),
-            retry=policy,
-            per_page=per_page,
-            timeout=timeout,
-            lazy=True,
-            # PyGithub spaces requests out (GitHub's advice against secondary limits); tests turn it off.
-            seconds_between_requests=0.25 if throttle else None,
-            seconds_between_writes=1.0 if throttle else None,
-        )
+
+        def github(retry_policy: Retry | int | None) -> Github:
+            return Github(
+                auth=Auth.Token(token) if token else None,
+                base_url=base_url.rstrip("/"),
+                retry=retry_policy,
+                per_page=per_page,
+                timeout=timeout,
+                lazy=True,
+                # PyGithub spaces requests out (GitHub's advice against secondary limits); tests turn it off.
+                seconds_between_requests=0.25 if throttle else None,
+                seconds_between_writes=1.0 if throttle else None,
+            )
+
+        self._gh = github(policy)
         self._repo = self._gh.get_repo(repo)
-        once = _NoBlindPostRetry(**_retry_params(policy)) if isinstance(policy, Retry) else policy
-        self._gh_once = Github(auth=Auth.Token(token) if token else None, base_url=base_url.rstrip("/"), retry=once,
-                               per_page=per_page, timeout=timeout, lazy=True,
-                               seconds_between_requests=0.25 if throttle else None,
-                               seconds_between_writes=1.0 if throttle else None)
+        # For the POSTs that are idempotent all the same (adding labels, setting a commit status).
+        self._gh_idempotent_post = github(
+            policy.new(allowed_methods=IDEMPOTENT_METHODS | {"POST"}) if isinstance(policy, Retry) else policy)
 
     # ------------------------------------------------------------ plumbing
 
@@ -146,11 +186,32 @@ class GitHubClient:
         with self._call(what):
             return fn()
 
-    def _request(self, verb: str, path: str, what: str, body: Any = None, *, gh: Github | None = None) -> Any:
-        url = f"{self._repo.url}{path}"
+    def _request(self, verb: str, path: str, what: str, body: Any = None, *, gh: Github | None = None,
+                 repo: bool = True) -> Any:
+        url = f"{self._repo.url}{path}" if repo else path  # not under the repository: relative to the API root
         with self._call(what):
             _, data = (gh or self._gh).requester.requestJsonAndCheck(verb, url, input=body)
         return data
+
+    # ------------------------------------------------------------ who we are
+
+    def identity(self) -> str:
+        """The login the token acts as, asked once per client: ``GET /user`` for a user token; an installation
+        token (a GitHub App's, Actions' GITHUB_TOKEN) cannot read /user, and is then taken to be
+        ``DEFAULT_APP_LOGIN`` unless ``login`` was given (an app's ``<slug>[bot]``)."""
+        if self._login is None:
+            try:
+                data = self._request("GET", "/user", "asking GitHub who the token belongs to", repo=False)
+                self._login = str(data["login"])
+            except GitHubError as exc:
+                if exc.status not in (403, 404):  # 403 "Resource not accessible by integration"
+                    raise
+                self._login = DEFAULT_APP_LOGIN
+        return self._login
+
+    def is_own(self, comment: Comment) -> bool:
+        """Whether ``comment`` was written by this client's identity (logins are case-insensitive)."""
+        return comment.user.casefold() == self.identity().casefold()
 
     # ------------------------------------------------------------ pull requests
 
@@ -212,30 +273,48 @@ class GitHubClient:
                       event: str = "COMMENT") -> int:
         """One review holding all inline comments (one request, however many comments). Returns its id.
 
-        After a 5xx the review may exist all the same, so before sending it again the PR's reviews are searched
-        for one with this exact body (make ``body`` unique to the review, as the reviewer does)."""
+        After a timeout or a 5xx the review may exist all the same, so before sending it again the PR's reviews
+        are searched for one of ours with this exact body (make ``body`` unique to the review, as the reviewer
+        does)."""
         payload = {"commit_id": commit_id, "body": body, "event": event, "comments": comments}
+        me = self.identity().casefold()
 
         def landed() -> int | None:
             found = self._run(f"listing reviews of pull request #{n}",
-                              lambda: [r.id for r in self._repo.get_pull(n).get_reviews() if r.body == body])
+                              lambda: [r.id for r in self._repo.get_pull(n).get_reviews()
+                                       if r.body == body and r.user is not None and r.user.login.casefold() == me])
             return found[-1] if found else None
 
         return self._create_once(f"/pulls/{n}/reviews", f"creating a review on pull request #{n}", payload, landed)
 
     def _create_once(self, path: str, what: str, payload: dict[str, Any], landed: Callable[[], int | None]) -> int:
-        """POST that creates something, without ever creating it twice: after a 5xx, ``landed`` looks for it
-        and only when it is not there is the POST sent again (with the usual retries)."""
-        try:
-            data = self._request("POST", path, what, payload, gh=self._gh_once)
-        except GitHubError as exc:
-            if exc.status < 500:
-                raise
+        """POST that creates something, without ever creating it twice. The POST itself is not retried after a
+        timeout or a 5xx (``SafeRetry``): GitHub may have acted on it. ``landed`` then looks for it, and only when
+        it is not there is the POST sent again, up to the policy's number of attempts."""
+        for attempt in range(self._attempts):
+            try:
+                data = self._request("POST", path, what, payload)
+                self._check_author(data)
+                return int(data["id"])
+            except GitHubError as exc:
+                if not _may_have_acted(exc) or attempt + 1 == self._attempts:
+                    raise
             found = landed()
             if found is not None:
                 return int(found)
-            data = self._request("POST", path, what, payload)
-        return int(data["id"])
+            time.sleep(min(self._backoff * 2 ** attempt, 120))
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _check_author(self, created: Any) -> None:
+        """Warn when what we just created is authored by someone other than ``identity()``: our comments would
+        then never be recognised on the next run (a new summary each time), e.g. an app token without
+        ``login``. Trust is unaffected: other people's comments are still never taken for ours."""
+        user = created.get("user") if isinstance(created, dict) else None
+        author = user.get("login") if isinstance(user, dict) else None
+        if isinstance(author, str) and author.casefold() != self.identity().casefold():
+            print(f"pg-bot: warning: GitHub posts this token's comments as {author!r}, but pg-bot takes itself for "
+                  f"{self.identity()!r}; pass --bot-login {author!r} (or set PG_BOT_LOGIN) so that reruns update "
+                  "its comments instead of adding new ones", file=sys.stderr)
 
     # ------------------------------------------------------------ issues, comments, labels
 
@@ -250,20 +329,20 @@ class GitHubClient:
         return self._run(f"listing comments of #{n}", get)
 
     def upsert_marked_comment(self, n: int, marker: str, body: str) -> int:
-        """Create, or edit in place, the one comment on #n holding ``marker``; returns its id. No request is made
-        for an edit that would not change the text."""
-        if marker not in body:
+        """Create, or edit in place, the one comment on #n that is ours and starts with ``marker``; returns its
+        id. Comments by anyone else are never adopted or edited, whatever they quote. No request is made for an
+        edit that would not change the text."""
+        if not body.startswith(marker):
             body = f"{marker}\n{body}"
-        held = [c for c in self.list_issue_comments(n) if marker in c.body]
-        # Prefer a bot's comment: a human may have quoted the marker in a reply.
-        held.sort(key=lambda c: c.user_type != "Bot")
+        held = [c for c in self.list_issue_comments(n) if c.body.startswith(marker) and self.is_own(c)]
         if held:
             if held[0].body != body:
                 self._request("PATCH", f"/issues/comments/{held[0].id}", f"editing comment {held[0].id} on #{n}",
                               {"body": body})
             return held[0].id
+
         def landed() -> int | None:
-            return next((c.id for c in self.list_issue_comments(n) if c.body == body), None)
+            return next((c.id for c in self.list_issue_comments(n) if c.body == body and self.is_own(c)), None)
 
         return self._create_once(f"/issues/{n}/comments", f"commenting on #{n}", {"body": body}, landed)
 
@@ -288,7 +367,8 @@ class GitHubClient:
         return True
 
     def add_labels(self, n: int, labels: list[str]) -> None:
-        self._request("POST", f"/issues/{n}/labels", f"adding labels to #{n}", {"labels": list(labels)})
+        self._request("POST", f"/issues/{n}/labels", f"adding labels to #{n}", {"labels": list(labels)},
+                      gh=self._gh_idempotent_post)  # a label already there stays there: safe to repeat
 
     # ------------------------------------------------------------ permissions, dispatch, statuses
 
@@ -321,13 +401,25 @@ class GitHubClient:
         body: dict[str, Any] = {"state": state, "context": context, "description": description[:140]}
         if target_url:
             body["target_url"] = target_url
-        self._request("POST", f"/statuses/{sha}", f"setting status {context!r} on {sha[:12]}", body)
+        # safe to repeat: a commit's status for a context is its latest one
+        self._request("POST", f"/statuses/{sha}", f"setting status {context!r} on {sha[:12]}", body,
+                      gh=self._gh_idempotent_post)
 
 
 def _retry_params(policy: Retry) -> dict[str, Any]:
     return {"total": policy.total, "backoff_factor": policy.backoff_factor, "backoff_max": policy.backoff_max,
             "secondary_rate_wait": getattr(policy, "secondary_rate_wait", 60.0),
             "respect_retry_after_header": policy.respect_retry_after_header}
+
+
+def _total(policy: Retry) -> int:
+    return policy.total if isinstance(policy.total, int) and policy.total > 0 else 0
+
+
+def _may_have_acted(exc: GitHubError) -> bool:
+    """A failed POST that GitHub may have carried out all the same: no answer (timeout, dropped connection,
+    retries given up) or a server error."""
+    return exc.status == 0 or exc.status >= 500
 
 
 def _message(exc: GithubException) -> str:

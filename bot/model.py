@@ -57,12 +57,130 @@ class Confidence(str, Enum):
     MEDIUM = "medium"
 
 
+# ------------------------------------------------------------------ payloads: what the analyzer knows, per kind
+# Spans locate nodes in the analysed source (the fixer finds them by span, never by line); strings are source
+# text or names. The fixer reads these attributes and never re-derives them.
+
+
+@dataclass(frozen=True)
+class GuardPayload:
+    """PG101/PG102 kinds `and`/`or`: a full guard whose two checks are operands of one boolean chain."""
+
+    none_check: Span  # the None test operand (`g is not None`)
+    size_check: Span  # the size comparison operand (`get_world_size(g) > 1`)
+    chain: Span  # the whole `and`/`or` chain the two checks sit in
+    adjacent: bool  # the two checks are neighbouring operands of the chain
+    op: str  # the size comparison's operator, as written (`>`, `>=`, `==`, `!=`, ...)
+    bound: int  # the constant the size is compared with
+    nonmember_bug: bool  # `!= 1` / `== 1`: judges a non-member group (size -1) differently from the predicate
+    size_via: str | None = None  # the local/attribute the size was cached in (`ws`, `self.tp_world_size`)
+    size_when_none: int | None = None  # that cache's value when the group is None (`... else 1`); None: the world
+
+
+@dataclass(frozen=True)
+class SplitGuardPayload:
+    """PG101/PG102 kind `split`: the None check and the size check are separate statements or tests."""
+
+    none_check: Span  # the None test
+    size_check: Span  # the size comparison
+    none_test: Span  # the whole condition the None test sits in
+    size_test: Span  # the whole condition the size comparison sits in
+    none_negated: bool  # the None fact comes from its condition being False (an early exit, an else branch)
+    size_negated: bool  # likewise for the size fact
+    op: str
+    bound: int
+    nonmember_bug: bool
+    collective: str  # the collective the split guard protects
+
+
+@dataclass(frozen=True)
+class NoneOnlyPayload:
+    """PG103: a None-only test guards a collective."""
+
+    test: str  # the test's source on one line (`g is not None`)
+    collective: str
+
+
+@dataclass(frozen=True)
+class SizeOnlyPayload:
+    """PG104: a size-only test guards a collective on a group that may be None."""
+
+    op: str
+    bound: int
+    nonmember_bug: bool
+    collective: str
+    via: str | None = None  # the local/attribute the size was read through, if cached
+
+
+@dataclass(frozen=True)
+class UnguardedPayload:
+    """PG105: a collective on a group that may be None, with no guard; reported at the collective, or (with
+    ``helper``) at the in-file call that passes the optional group to a helper that runs it."""
+
+    statement: Span  # the whole statement to wrap (the collective's, or the helper call's)
+    result_used: bool  # the statement uses the call's result (assigned, returned, ...)
+    collective: str
+    helper: str | None = None  # qualified name of the helper called, for the at-call variant
+
+
+@dataclass(frozen=True)
+class CachedSizePayload:
+    """PG106: a cached world size (`self.ws = get_world_size(group=g)`) tested later (`self.ws > 1`)."""
+
+    attribute: str  # the cache (`self.ws`)
+    assignment: Span | None  # the assignment statement, when found in the class
+    assigned_in: str | None  # the function that assigns it (`Class.__init__`)
+    cache_attribute: str  # the flag to cache instead (`self.is_mp_parallel`), as the message names it
+    collective: str
+
+
+@dataclass(frozen=True)
+class CopyPayload:
+    """PG107: a local copy of the predicate (a function/method/property whose body is the guard)."""
+
+    name: str  # the copy's name
+    calls: tuple[Span, ...]  # its calls in this file
+    negated: bool  # it returns `not` the guard
+    param: str  # the group it tests (a parameter or `self.<attr>`)
+    method: bool  # defined in a class with `self`/`cls` first
+    property: bool  # decorated as a property
+
+
+@dataclass(frozen=True)
+class ContiguousPayload:
+    """PG108: an in-place collective on `x.contiguous()` whose result is discarded."""
+
+    tensor: str  # the tensor's source (`x`)
+    statement: Span
+    collective: str
+    result_used: bool
+
+
+Payload = (
+    GuardPayload | SplitGuardPayload | NoneOnlyPayload | SizeOnlyPayload | UnguardedPayload | CachedSizePayload
+    | CopyPayload | ContiguousPayload
+)
+
+
+def payload_dict(payload: Payload) -> dict[str, Any]:
+    """``payload`` for JSON: its fields (spans as dicts, tuples as lists) plus ``type``, its class name."""
+    return {"type": type(payload).__name__, **_plain(asdict(payload))}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
 @dataclass(frozen=True)
 class Finding:
     """One place that the migration must change.
 
     ``group`` is the source text of the process-group expression involved (``self.mp_group``), ``kind`` a
-    rule-specific sub-kind the fixer dispatches on, ``data`` extra facts (e.g. the comparison found).
+    rule-specific sub-kind, ``payload`` the typed facts of that kind the fixer works from (docs/contracts.md).
     """
 
     code: str
@@ -73,7 +191,7 @@ class Finding:
     group: str | None = None
     kind: str = ""
     function: str | None = None
-    data: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    payload: Payload | None = field(default=None, compare=False, hash=False)
     confidence: Confidence = Confidence.HIGH
     evidence: tuple[str, ...] = field(default=(), compare=False, hash=False)
 
@@ -86,6 +204,7 @@ class Finding:
         d["severity"] = self.severity.value
         d["confidence"] = self.confidence.value
         d["evidence"] = list(self.evidence)
+        d["payload"] = payload_dict(self.payload) if self.payload is not None else None
         return d
 
 

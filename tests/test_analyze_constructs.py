@@ -302,7 +302,7 @@ CASES = [
      def f(t, g=None):
          if active(g):
              dist.all_reduce(t, group=g)
-     """, [("PG101", 1)]),
+     """, [("PG107", 1)]),
     ("guard: the predicate itself", """
      def f(t, g=None):
          if pg_utils.is_parallel(g):

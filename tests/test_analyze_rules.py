@@ -3,13 +3,28 @@ and fixes to exactly its expected code; no VALID example is flagged."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import fields
+
 import pytest
 
 from bot.analyze import RULES, analyze_source
 from bot.analyze.rules import MODULES
 from bot.config import load
 from bot.fix import fix_source
-from bot.model import Finding, Invalid
+from bot.model import (
+    CachedSizePayload,
+    ContiguousPayload,
+    CopyPayload,
+    Finding,
+    GuardPayload,
+    Invalid,
+    NoneOnlyPayload,
+    SizeOnlyPayload,
+    Span,
+    SplitGuardPayload,
+    UnguardedPayload,
+)
 
 CONFIG = load()
 INVALID = [
@@ -53,6 +68,40 @@ def test_invalid_example_fixes_to_its_expected_code(code: str, index: int, examp
     if not example.unsafe:  # a safe fix is applied by default; an unsafe one only with --unsafe-fixes
         return
     assert fix_source(example.source, findings, CONFIG, unsafe=False).source == example.source
+
+
+# The contract (docs/contracts.md): which payload type each (code, kind) carries.
+PAYLOADS: dict[tuple[str, str], type] = {
+    **{(c, k): GuardPayload for c, k in (("PG101", "and"), ("PG102", "or"))},
+    **{(c, "split"): SplitGuardPayload for c in ("PG101", "PG102")},
+    **{("PG103", k): NoneOnlyPayload for k in ("positive", "negative")},
+    **{("PG104", k): SizeOnlyPayload for k in ("positive", "negative")},
+    ("PG105", "call"): UnguardedPayload,
+    **{("PG106", k): CachedSizePayload for k in ("positive", "negative")},
+    ("PG107", "def"): CopyPayload,
+    ("PG107", "lambda"): CopyPayload,
+    ("PG108", "call"): ContiguousPayload,
+}
+
+
+def _spans(value: object) -> list[Span]:
+    if isinstance(value, Span):
+        return [value]
+    return [s for v in value for s in _spans(v)] if isinstance(value, tuple) else []
+
+
+@pytest.mark.parametrize(("code", "index", "example"), INVALID)
+def test_invalid_example_carries_the_typed_payload_of_its_kind(code: str, index: int, example: Invalid) -> None:
+    lines = example.source.split("\n")
+    for f in analyze_source("example.py", example.source, CONFIG).findings:
+        assert type(f.payload) is PAYLOADS[(f.code, f.kind)], (f.code, f.kind, f.payload)
+        values = [getattr(f.payload, x.name) for x in fields(f.payload)]
+        for span in (s for v in values for s in _spans(v)):  # every span locates real source text
+            assert 1 <= span.line <= span.end_line <= len(lines) and span.end_col <= len(lines[span.end_line - 1])
+        doc = json.loads(json.dumps(f.to_dict()))  # JSON output: the payload as a dict named by its type
+        assert doc["payload"]["type"] == type(f.payload).__name__
+        assert set(doc["payload"]) == {"type", *(x.name for x in fields(f.payload))}
+        assert "data" not in doc
 
 
 @pytest.mark.parametrize(("code", "index", "example"), VALID)

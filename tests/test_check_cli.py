@@ -56,6 +56,11 @@ def test_json_output(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
     doc = json.loads(capsys.readouterr().out)
     assert [f["code"] for f in doc["findings"]] == ["PG101", "PG105"]
     assert doc["findings"][0]["span"] == {"line": 3, "col": 7, "end_line": 3, "end_col": 51}
+    guard, unguarded = (f["payload"] for f in doc["findings"])
+    assert guard["type"] == "GuardPayload" and guard["chain"] == doc["findings"][0]["span"]
+    assert guard["none_check"]["col"] == 7 and guard["size_check"]["end_col"] == 51
+    assert unguarded["type"] == "UnguardedPayload" and unguarded["collective"] == "all_reduce"
+    assert unguarded["helper"] is None and set(unguarded["statement"]) == {"line", "col", "end_line", "end_col"}
     assert doc["errors"][0]["path"] == "pkg/broken.py"
 
 

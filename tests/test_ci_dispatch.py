@@ -357,3 +357,31 @@ def test_cli_api_failure_exits_1(fake: FakeGitHub, tmp_path: Path, monkeypatch: 
     assert cli.main(["dispatch", "--config", str(rules), "--event", str(path), "--api-url", fake.url]) == 1
     assert "GitHub API error" in capsys.readouterr().err
     assert fake.repos[REPO].dispatches == []
+
+
+# ---------------------------------------------------------------- forged markers, hostile names in the comment
+
+
+def test_a_forged_dispatch_comment_is_neither_adopted_nor_edited(fake: FakeGitHub, config: cfg.Config) -> None:
+    pr = open_pr(fake)
+    fake.add_token("mallory-token", "mallory")
+    forged = GitHubClient("mallory-token", REPO, base_url=fake.url, throttle=False).upsert_marked_comment(
+        pr.number, MARKER, "**pg-bot dispatched** everything, all green")
+    quoted = {"id": 1, "issue": pr.number, "user": "github-actions[bot]", "body": f"quoting {MARKER}"}
+    pr.comments.append(quoted)
+    run(fake, pr, "labeled", "maint", config)
+    run(fake, pr, "labeled", "maint", config)
+    by_id = {c["id"]: c for c in pr.comments}
+    assert by_id[forged]["body"] == f"{MARKER}\n**pg-bot dispatched** everything, all green"
+    assert "edits" not in by_id[forged] and "edits" not in quoted
+    ours = [c for c in pr.comments if c["body"].startswith(MARKER) and c["user"] == "github-actions[bot]"]
+    assert len(ours) == 1 and "xpu-distributed.yml" in ours[0]["body"]
+
+
+def test_file_names_in_the_dispatch_comment_are_inert(fake: FakeGitHub, config: cfg.Config) -> None:
+    name = "deepspeed/comm/<!-- pg-bot:summary -->`**b**`[l](https://e.example).py"  # run_all_when: named
+    pr = open_pr(fake, head={**HEAD, name: "y = 1\n"})
+    run(fake, pr, "labeled", "maint", config)
+    (c,) = comments(pr)
+    assert c["body"].count("<!--") == 1 and c["body"].startswith(MARKER)
+    assert "``deepspeed/comm/<!\u200b-- pg-bot:summary -->`**b**`[l](https://e.example).py``" in c["body"]

@@ -1,6 +1,7 @@
-"""The dispatch workflows keep their security properties, and the XPU job and its CPU twin cannot drift.
+"""The shipped dispatch workflows keep their security properties, and the XPU job and its CPU twin cannot drift.
 
-These read the YAML as data; actionlint and zizmor themselves run over every workflow in a separate test.
+These read the YAML of examples/deepspeed/.github/workflows as data; actionlint and zizmor run over them in
+tests/test_workflows_consumer.py, laid into a DeepSpeed-shaped repository.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from typing import Any
 import pytest
 import yaml
 
-WORKFLOWS = Path(__file__).resolve().parents[1] / ".github" / "workflows"
+WORKFLOWS = Path(__file__).resolve().parents[1] / "examples" / "deepspeed" / ".github" / "workflows"
 DISPATCHER, XPU, CPU = "pg-bot-dispatch.yml", "xpu-distributed.yml", "cpu-distributed.yml"
 PINNED = re.compile(r"^[\w.-]+/[\w.-]+@[0-9a-f]{40}$")
+PG_BOT = "deepspeedai/pg-bot@PG_BOT_PIN"  # the one pin a maintainer edits (docs/workflows.md)
 
 
 def load(name: str) -> dict[str, Any]:
@@ -33,7 +35,7 @@ def test_no_expression_inside_run_and_every_action_pinned(name: str) -> None:
     for _, step in steps(load(name)):
         assert "${{" not in step.get("run", ""), f"{name}: template expression in run: {step.get('name')}"
         if "uses" in step:
-            assert PINNED.match(step["uses"]), f"{name}: {step['uses']} is not pinned to a commit"
+            assert step["uses"] == PG_BOT or PINNED.match(step["uses"]), f"{name}: {step['uses']} is not pinned"
         if step.get("uses", "").startswith("actions/checkout@"):
             assert step["with"]["persist-credentials"] is False
 
@@ -48,18 +50,28 @@ def test_default_permissions_are_none_and_no_secrets(name: str) -> None:
 def test_dispatcher_never_checks_out_pr_code() -> None:
     wf = load(DISPATCHER)
     assert wf["on"] == {"pull_request_target": {"types": ["labeled", "synchronize"]}}
-    for _, step in steps(wf):
-        if step.get("uses", "").startswith("actions/checkout@"):
-            with_ = step.get("with", {})
-            assert "ref" not in with_ and "repository" not in with_  # the base branch, the default
-            assert with_.get("allow-unsafe-pr-checkout", False) is False
+    # no checkout of its own: the action checks out the policy file from the default branch, nothing else
+    assert not [s for _, s in steps(wf) if s.get("uses", "").startswith("actions/checkout@")]
     (job,) = wf["jobs"].values()
     assert job["permissions"] == {"contents": "read", "actions": "write", "issues": "write",
                                   "pull-requests": "write"}
-    assert any("pg-bot dispatch" in s.get("run", "") for _, s in steps(wf))
+    first, dispatch = job["steps"]
+    assert first["uses"] == PG_BOT and first["with"]["command"] == "install"
+    assert dispatch["run"] == '"$PG_BOT" dispatch --config="$PG_BOT_CONFIG"'
 
 
-@pytest.mark.parametrize("name, runner", [(XPU, ["self-hosted", "intel", "xpu"]), (CPU, "ubuntu-latest")])
+def test_the_action_checks_out_only_the_policy_file_of_the_default_branch() -> None:
+    action = yaml.safe_load((WORKFLOWS.parents[3] / "action.yml").read_text(encoding="utf-8"))
+    (checkout,) = [s for s in action["runs"]["steps"] if s.get("uses", "").startswith("actions/checkout@")]
+    with_ = checkout["with"]
+    assert with_["ref"] == "${{ github.event.repository.default_branch }}"
+    assert "repository" not in with_  # this repository, never a PR head's
+    assert with_["sparse-checkout"].startswith("/${{ inputs.config || ")  # one file, anchored at the root
+    assert with_["sparse-checkout-cone-mode"] is False and with_["persist-credentials"] is False
+    assert with_.get("allow-unsafe-pr-checkout", False) is False
+
+
+@pytest.mark.parametrize("name, runner", [(XPU, ["self-hosted", "intel", "xpu"]), (CPU, "ubuntu-24.04")])
 def test_test_job_shape(name: str, runner: Any) -> None:
     wf = load(name)
     assert set(wf["on"]) == {"workflow_dispatch"}
@@ -67,18 +79,21 @@ def test_test_job_shape(name: str, runner: Any) -> None:
     test = wf["jobs"]["test"]
     assert test["runs-on"] == runner
     assert test["permissions"] == {"contents": "read"}
-    names = [s.get("id") or s.get("uses", "").split("@")[0] or s["run"].split()[0] for s in test["steps"]]
+    ids = [s.get("id") for s in test["steps"]]
     # trusted pg-bot first, then validation, and only then the PR's code
-    validate = names.index("inputs")
+    install_pg_bot, validate = ids.index("pg-bot"), ids.index("inputs")
+    assert test["steps"][install_pg_bot]["uses"] == PG_BOT
+    assert test["steps"][install_pg_bot]["with"]["python"] == "python3"  # not setup-python: PATH stays the test's
     checkouts = [i for i, s in enumerate(test["steps"]) if s.get("uses", "").startswith("actions/checkout@")]
-    assert checkouts[0] < validate < checkouts[1]
-    pr_checkout = test["steps"][checkouts[1]]["with"]
+    assert len(checkouts) == 1 and install_pg_bot < validate < checkouts[0] < ids.index("install")
+    pr_checkout = test["steps"][checkouts[0]]["with"]
     assert pr_checkout["repository"] == "${{ steps.inputs.outputs.repo }}"
     assert pr_checkout["ref"] == "${{ steps.inputs.outputs.sha }}"
     assert "check-inputs" in test["steps"][validate]["run"]
     run_step = test["steps"][-1]
-    assert "pg-bot\" dispatch run-tests" in run_step["run"] and "--min-world-size=2" in run_step["run"]
+    assert '"$PG_BOT" dispatch run-tests' in run_step["run"] and "--min-world-size=2" in run_step["run"]
     assert run_step["env"]["SHA"] == "${{ steps.inputs.outputs.sha }}"  # validated values only
+    assert run_step["env"]["TEST_PYTHON"] == "${{ steps.install.outputs.python }}"
 
 
 @pytest.mark.parametrize("name", [XPU, CPU])
@@ -92,22 +107,28 @@ def test_status_jobs_hold_only_statuses_write_and_run_no_pr_code(name: str) -> N
     assert wf["jobs"]["status"]["needs"] == "test" and wf["jobs"]["status"]["if"] == "always()"
 
 
+BACKEND_ENV = ("DS_ACCELERATOR", "FI_PROVIDER", "I_MPI_SHM", "GLOO_SOCKET_IFNAME", "LOCAL_SIZE")
+ENVIRONMENT_STEPS = ("Prepare the test environment", "Install the code under test")
+
+
 def _normalised(wf: dict[str, Any]) -> dict[str, Any]:
-    """The workflow with the differences the twins may have blanked out: names, runner, install, backend."""
+    """The workflow with the differences the twins may have blanked out: names, runner and container, the two
+    steps that set up DeepSpeed's environment (their place and id stay), backend variables."""
     wf = copy.deepcopy(wf)
     for key in ("name", "run-name"):
         wf.pop(key, None)
     wf["concurrency"]["group"] = re.sub(r"^\w+-distributed", "X", wf["concurrency"]["group"])
     wf["jobs"]["test"].pop("runs-on")
+    wf["jobs"]["test"].pop("container", None)
     for job in wf["jobs"].values():
         job.pop("name", None)
         job.pop("timeout-minutes", None)
         for step in job.get("steps", []):
-            if step.get("name", "").startswith("Install the code under test"):
-                step.pop("name")
-                step["run"] = "<install>"
+            if step.get("name", "").startswith(ENVIRONMENT_STEPS):
+                step["name"] = next(p for p in ENVIRONMENT_STEPS if step["name"].startswith(p))
+                step["run"] = "<environment>"
             env = step.get("env", {})
-            for backend_key in ("DS_ACCELERATOR", "FI_PROVIDER", "I_MPI_SHM", "GLOO_SOCKET_IFNAME"):
+            for backend_key in BACKEND_ENV:
                 env.pop(backend_key, None)
             if "run" in step:
                 step["run"] = re.sub(r"(pg-bot/)(xpu|cpu)(-distributed)|distributed (XPU|CPU) tests",
@@ -125,6 +146,9 @@ def test_twins_differ_where_they_must() -> None:
     assert "pg-bot/xpu-distributed" in str(xpu) and "pg-bot/cpu-distributed" in str(cpu)
     assert xpu["jobs"]["test"]["steps"][-1]["env"]["DS_ACCELERATOR"] == "xpu"
     assert cpu["jobs"]["test"]["steps"][-1]["env"]["DS_ACCELERATOR"] == "cpu"
+    assert xpu["jobs"]["test"]["container"]["image"].startswith("intel/oneapi-basekit:")
+    assert "container" not in cpu["jobs"]["test"]
+    assert "whl/xpu" in str(xpu["jobs"]["test"]) and "whl/cpu" in str(cpu["jobs"]["test"])
 
 
 @pytest.mark.parametrize("drift", [
@@ -132,6 +156,9 @@ def test_twins_differ_where_they_must() -> None:
     lambda wf: wf["jobs"]["test"]["permissions"].update(actions="write"),
     lambda wf: wf["jobs"]["status"]["steps"][0]["env"].update(SHA="${{ github.sha }}"),
     lambda wf: wf["jobs"]["test"]["steps"].insert(0, {"run": "echo extra"}),
+    lambda wf: wf["jobs"]["test"]["steps"][1]["with"].update(version="0.1.0"),  # the pg-bot install
+    lambda wf: wf["jobs"]["test"]["steps"][-1]["env"].update(TEST_PYTHON="python3"),
+    lambda wf: wf["jobs"]["test"]["steps"].reverse(),  # environment steps keep their places
 ])
 def test_a_drifted_twin_is_detected(drift: Any) -> None:
     cpu = load(CPU)

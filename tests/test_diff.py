@@ -7,7 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from bot.diff import DiffError, apply, from_api_file, from_texts, parse_patch
+from bot.diff import (
+    DiffError,
+    LineMap,
+    apply,
+    from_api_file,
+    from_api_files,
+    from_texts,
+    git_lines,
+    parse_patch,
+)
 from bot.github import PullFile
 
 
@@ -114,3 +123,40 @@ def test_garbage_is_a_clear_error() -> None:
         parse_patch("this is not a patch\n")
     with pytest.raises(DiffError, match=r"m\.py"):
         from_api_file(ApiFile("m.py", "modified", "@@ -1,3 +1,4 @@\n a"))
+
+
+# ---------------------------------------------------------------- git's line numbering; hostile names
+
+
+def test_lines_are_counted_as_git_counts_them() -> None:
+    text = "a\rb\nc\x0cd\ne\x85f\r\ng"  # a lone CR, a form feed, NEL: none of them ends a line for git
+    assert git_lines(text) == ["a\rb\n", "c\x0cd\n", "e\x85f\r\n", "g"]
+    old = text
+    new = text.replace("c\x0cd\n", "c\x0cd\nadded\n")
+    change = from_texts("m.py", old, new)
+    assert change.added == {3}  # str.splitlines would say 4 (it splits at \r and \x85 too)
+    assert apply(old, change) == new
+
+
+def test_line_map_from_pythons_lines_to_gits() -> None:
+    source = "x = 1\r    y = 2\nif a:\r\n    b()\rc()\n"  # Python: 5 lines; git: 3
+    lines = LineMap(source)
+    assert not lines.identical and lines.python_line_count == 5
+    assert [lines.to_git(n) for n in range(1, 6)] == [1, 1, 2, 3, 3]
+    assert [lines.python_line(n) for n in range(1, 6)] == ["x = 1", "    y = 2", "if a:", "    b()", "c()"]
+    assert lines.git_span(4, 4) == ([], ["c()"]) and lines.git_span(2, 3) == (["x = 1"], [])
+    crlf = LineMap("a\r\nb\r\n")
+    assert crlf.identical and crlf.to_git(2) == 2
+
+
+def test_a_newline_or_diff_syntax_in_a_file_name_is_just_a_name() -> None:
+    for name in ("a\nb.py", "x.py\n+++ b/y.py", "tab\there.py", "sp ace.py"):
+        change = from_api_file(ApiFile(name, "modified", "@@ -1,2 +1,3 @@\n a\n+b\n c"))
+        assert change.path == name and change.added == {2}
+
+
+def test_one_bad_patch_is_reported_for_its_file_only() -> None:
+    good, bad = ApiFile("g.py", "added", "@@ -0,0 +1 @@\n+x"), ApiFile("b.py", "modified", "@@ -1,3 +1,4 @@\n a")
+    first, second = from_api_files([bad, good])
+    assert isinstance(first, DiffError) and first.path == "b.py" and "b.py" in str(first)
+    assert not isinstance(second, DiffError) and second.added == {1}

@@ -15,6 +15,7 @@ from bot import config as config_module
 from bot.analyze import analyze_source
 from bot.cli import main
 from bot.fix import fix_source, suggestion_for
+from bot.model import CopyPayload, Finding
 
 CONFIG = config_module.load()
 PATH = "deepspeed/moe/evil.py"
@@ -122,14 +123,17 @@ def assert_no_canary(canaries: dict[str, Path]) -> None:
     assert not any(canaries["kwarg"].parent.iterdir())
 
 
-def label(finding_code: str, function: str | None, data_name: object) -> tuple[str, str]:
+def label(finding: Finding) -> tuple[str, str]:
     """(code, enclosing function), or (PG107, the copy's name)."""
-    return finding_code, str(data_name if finding_code == "PG107" else function)
+    if finding.code == "PG107":
+        assert isinstance(finding.payload, CopyPayload)
+        return finding.code, finding.payload.name
+    return finding.code, str(finding.function)
 
 
 def test_the_analyzer_finds_every_payload_guard(evil: tuple[str, dict[str, Path]]) -> None:
     source, _ = evil
-    found = {label(f.code, f.function, f.data.get("name")) for f in analyze_source(PATH, source, CONFIG).findings}
+    found = {label(f) for f in analyze_source(PATH, source, CONFIG).findings}
     assert found >= UNPROVABLE and ("PG101", "kept") in found
 
 
@@ -139,15 +143,15 @@ def test_fix_source_and_suggestions_never_run_a_payload_nor_drop_it(
     source, canaries = evil
     findings = analyze_source(PATH, source, CONFIG).findings
     result = fix_source(source, findings, CONFIG, unsafe=unsafe)
-    refused = {label(f.code, f.function, f.data.get("name")): why for f, why in result.refused}
+    refused = {label(f): why for f, why in result.refused}
     for key in UNPROVABLE:
         assert key in refused and "cannot prove the rewrite" in refused[key], key
     # every payload is still in the file; the one in a kept operand survives the rewrite around it
     assert result.source.count("__subclasses__") == source.count("__subclasses__")
-    assert [label(f.code, f.function, None) for f in result.applied if f.code == "PG101"] == [("PG101", "kept")]
+    assert [label(f) for f in result.applied if f.code == "PG101"] == [("PG101", "kept")]
     for finding in findings:
         suggestion = suggestion_for(source, finding, CONFIG)
-        if label(finding.code, finding.function, finding.data.get("name")) in UNPROVABLE:
+        if label(finding) in UNPROVABLE:
             assert suggestion is not None and not suggestion.safe and "cannot prove" in suggestion.note, finding
     assert_no_canary(canaries)
 
@@ -155,7 +159,7 @@ def test_fix_source_and_suggestions_never_run_a_payload_nor_drop_it(
 def test_cannot_prove_names_what_it_cannot_prove(evil: tuple[str, dict[str, Path]]) -> None:
     source, _ = evil
     findings = analyze_source(PATH, source, CONFIG).findings
-    why = {label(f.code, f.function, f.data.get("name")): r for f, r in fix_source(source, findings, CONFIG).refused}
+    why = {label(f): r for f, r in fix_source(source, findings, CONFIG).refused}
     assert "`dist.get_world_size` is called with more than the group" in why[("PG101", "kwarg")]
     assert "holds a call to" in why[("PG101", "moved")] and "moves it after the size check" in why[("PG101", "moved")]
     assert "not even with --unsafe-fixes" in why[("PG101", "kwarg")]

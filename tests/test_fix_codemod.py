@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 import ast
-from typing import Any
+from dataclasses import replace
 
 import pytest
 
 from bot import config as config_module
 from bot.fix import fix_source
-from bot.model import Finding, Span
+from bot.model import (
+    CachedSizePayload,
+    ContiguousPayload,
+    CopyPayload,
+    Finding,
+    GuardPayload,
+    NoneOnlyPayload,
+    Payload,
+    SizeOnlyPayload,
+    Span,
+    SplitGuardPayload,
+    UnguardedPayload,
+)
 
 CONFIG = config_module.load()
 IMPORT = "from deepspeed.comm import pg_utils"
@@ -34,12 +46,25 @@ def guard(source: str, none: str, size: str, chain: str | None = None, code: str
     both = Span(first.line, first.col, last.end_line, last.end_col)
     c = span_of(source, chain) if chain else both
     kind = "or" if code == "PG102" else "and"
-    data = {"none_check": n, "size_check": s, "chain": c, "adjacent": True}
-    return Finding(code, "guard", "m.py", both, group=group, kind=kind, data=data)
+    return Finding(code, "guard", "m.py", both, group=group, kind=kind, payload=_guard_payload(n, s, c))
 
 
-def finding(code: str, source: str, text: str, group: str = "g", kind: str = "", **data: Any) -> Finding:
-    return Finding(code, code, "m.py", span_of(source, text), group=group, kind=kind, data=data)
+def _guard_payload(none: Span, size: Span, chain: Span) -> GuardPayload:
+    # op/bound/nonmember_bug describe the comparison for the message; the fixer reads the spans only
+    return GuardPayload(none_check=none, size_check=size, chain=chain, adjacent=True, op=">", bound=1,
+                        nonmember_bug=False)
+
+
+def finding(code: str, source: str, text: str, payload: Payload | None, group: str = "g", kind: str = "") -> Finding:
+    return Finding(code, code, "m.py", span_of(source, text), group=group, kind=kind, payload=payload)
+
+
+def _none_only(test: str) -> NoneOnlyPayload:
+    return NoneOnlyPayload(test=test, collective="all_reduce")
+
+
+def _size_only(via: str | None = None) -> SizeOnlyPayload:
+    return SizeOnlyPayload(op=">", bound=1, nonmember_bug=False, collective="all_reduce", via=via)
 
 
 def changed_lines(old: str, new: str) -> list[str]:
@@ -159,7 +184,7 @@ def test_crlf_file_stays_crlf() -> None:
     src = "import deepspeed.comm as dist\r\n\r\n\r\ndef f(t, g=None):\r\n    if g is not None and dist.get_world_size(g) > 1:\r\n        pass\r\n    dist.all_reduce(t, group=g)\r\n"
     fs = [
         guard(src, "g is not None", "dist.get_world_size(g) > 1"),
-        finding("PG105", src, "dist.all_reduce(t, group=g)", kind="call", statement=span_of(src, "dist.all_reduce(t, group=g)"), result_used=False, collective="all_reduce"),
+        _unguarded(src, "dist.all_reduce(t, group=g)"),
     ]
     new = fix_source(src, fs, CONFIG, unsafe=True).source
     assert "\n" not in new.replace("\r\n", "") and "\r" not in new.replace("\r\n", "")
@@ -170,8 +195,8 @@ def test_crlf_file_stays_crlf() -> None:
 
 def test_partial_guards_are_unsafe_and_say_which_states_change() -> None:
     src = DIST + "def f(t, g=None):\n    if g is not None:\n        dist.all_reduce(t, group=g)\n    if dist.get_world_size(group=g) > 1:\n        dist.all_reduce(t, group=g)\n"
-    none_only = finding("PG103", src, "g is not None", kind="positive", test="g is not None")
-    size_only = finding("PG104", src, "dist.get_world_size(group=g) > 1", kind="positive", op=">", bound=1)
+    none_only = finding("PG103", src, "g is not None", _none_only("g is not None"), kind="positive")
+    size_only = finding("PG104", src, "dist.get_world_size(group=g) > 1", _size_only(), kind="positive")
     safe = fix_source(src, [none_only, size_only], CONFIG)
     assert safe.source == src and not safe.applied
     why = dict((f.code, r) for f, r in safe.refused)
@@ -183,14 +208,15 @@ def test_partial_guards_are_unsafe_and_say_which_states_change() -> None:
 
 def test_negative_partial_guard_becomes_not_predicate() -> None:
     src = DIST + "def f(t, g=None):\n    if g is None:\n        return t\n    dist.all_reduce(t, group=g)\n"
-    f = finding("PG103", src, "g is None", kind="negative", test="g is None")
+    f = finding("PG103", src, "g is None", _none_only("g is None"), kind="negative")
     assert "    if not pg_utils.is_parallel(g):\n" in fix_source(src, [f], CONFIG, unsafe=True).source
 
 
 # ------------------------------------------------------------------ unguarded collectives (PG105)
 
 def _unguarded(src: str, call: str, used: bool = False, collective: str = "all_reduce") -> Finding:
-    return finding("PG105", src, call, kind="call", statement=span_of(src, call), result_used=used, collective=collective)
+    payload = UnguardedPayload(statement=span_of(src, call), result_used=used, collective=collective)
+    return finding("PG105", src, call, payload, kind="call")
 
 
 def test_unguarded_in_place_collective_is_wrapped_keeping_comments() -> None:
@@ -236,7 +262,9 @@ CACHED = DIST + """class Row:
 
 def _cached(src: str, test: str, kind: str) -> Finding:
     assignment = span_of(src, "self.tp_world_size = dist.get_world_size(group=group)")
-    return finding("PG106", src, test, group="group", kind=kind, attribute="self.tp_world_size", assignment=assignment, assigned_in="Row.__init__")
+    payload = CachedSizePayload(attribute="self.tp_world_size", assignment=assignment, assigned_in="Row.__init__",
+                                cache_attribute="self.is_tp_parallel", collective="all_reduce")
+    return finding("PG106", src, test, payload, group="group", kind=kind)
 
 
 def test_cached_size_is_replaced_by_a_flag_cached_once_at_construction() -> None:
@@ -251,7 +279,8 @@ def test_cached_size_is_replaced_by_a_flag_cached_once_at_construction() -> None
 
 def test_cached_flag_uses_the_name_the_analyzer_suggested() -> None:
     f = _cached(CACHED, "self.tp_world_size > 1", "positive")
-    f.data["cache_attribute"] = "self.is_row_parallel"
+    assert isinstance(f.payload, CachedSizePayload)
+    f = replace(f, payload=replace(f.payload, cache_attribute="self.is_row_parallel"))
     result = fix_source(CACHED, [f], CONFIG, unsafe=True)
     assert "        self.is_row_parallel = pg_utils.is_parallel(group)\n" in result.source
     assert "        if self.is_row_parallel:\n" in result.source
@@ -301,7 +330,9 @@ def f(t, g):
 
 def _copy(src: str, name: str, calls: list[Span], group: str, negated: bool = False) -> Finding:
     start = span_of(src, f"def {name}(")
-    return Finding("PG107", "copy", "m.py", start, group=group, kind="def", data={"name": name, "calls": calls, "negated": negated})
+    payload = CopyPayload(name=name, calls=tuple(calls), negated=negated, param=group, method=group.startswith("self."),
+                          property=False)
+    return Finding("PG107", "copy", "m.py", start, group=group, kind="def", payload=payload)
 
 
 def test_copy_calls_become_the_predicate_and_an_unused_copy_is_removed() -> None:
@@ -342,7 +373,8 @@ def test_copy_that_is_not_a_single_return_is_refused() -> None:
 # ------------------------------------------------------------------ discarded contiguous (PG108)
 
 def _contig(src: str, call: str, tensor: str = "t") -> Finding:
-    return finding("PG108", src, call, kind="call", tensor=tensor, statement=span_of(src, call), collective="all_reduce")
+    payload = ContiguousPayload(tensor=tensor, statement=span_of(src, call), collective="all_reduce", result_used=False)
+    return finding("PG108", src, call, payload, kind="call")
 
 
 def test_contiguous_result_is_reduced_into_a_named_copy_and_copied_back() -> None:
@@ -389,23 +421,62 @@ def test_unparseable_source_refuses_everything_and_changes_nothing() -> None:
 def test_bad_findings_are_refused_one_by_one_and_good_ones_still_apply() -> None:
     src = DIST + "def f(g):\n    if g is not None and dist.get_world_size(g) > 1:\n        pass\n"
     good = guard(src, "g is not None", "dist.get_world_size(g) > 1")
-    no_data = Finding("PG101", "", "m.py", good.span, group="g", kind="and")
-    nowhere = Finding("PG103", "", "m.py", Span(3, 8, 3, 20), group="g", kind="positive")  # `is not None`
+    no_payload = Finding("PG101", "", "m.py", good.span, group="g", kind="and")
+    nowhere = Finding("PG103", "", "m.py", Span(3, 8, 3, 20), group="g", kind="positive", payload=_none_only("g"))  # `is not None`
     unknown = Finding("PG199", "", "m.py", good.span, group="g")
-    outside = Finding("PG104", "", "m.py", Span(40, 0, 40, 3), group="g", kind="positive")
-    result = fix_source(src, [no_data, nowhere, unknown, outside, good], CONFIG, unsafe=True)
+    outside = Finding("PG104", "", "m.py", Span(40, 0, 40, 3), group="g", kind="positive", payload=_size_only())
+    result = fix_source(src, [no_payload, nowhere, unknown, outside, good], CONFIG, unsafe=True)
     assert result.applied == [good] and "pg_utils.is_parallel(g)" in result.source
     reasons = dict((f.code, why) for f, why in result.refused)
-    assert "data['none_check']" in reasons["PG101"]
+    assert "PG101 finding carries no payload, not a GuardPayload" in reasons["PG101"]
     assert "does not parse" in reasons["PG103"]
     assert "no automatic fix" in reasons["PG199"]
     assert "outside the file" in reasons["PG104"]
 
 
+WRONG_PAYLOAD = [
+    ("PG101", "and", "GuardPayload"),
+    ("PG102", "or", "GuardPayload"),
+    ("PG101", "split", "SplitGuardPayload"),
+    ("PG103", "positive", "NoneOnlyPayload"),
+    ("PG104", "positive", "SizeOnlyPayload"),
+    ("PG105", "call", "UnguardedPayload"),
+    ("PG106", "positive", "CachedSizePayload"),
+    ("PG107", "def", "CopyPayload"),
+    ("PG108", "call", "ContiguousPayload"),
+]
+
+
+@pytest.mark.parametrize(("code", "kind", "expected"), WRONG_PAYLOAD)
+def test_a_missing_or_wrong_payload_type_is_refused_with_the_type_it_needs(code: str, kind: str, expected: str) -> None:
+    src = DIST + "def f(t, g=None):\n    if g is not None and dist.get_world_size(g) > 1:\n        dist.all_reduce(t, group=g)\n"
+    span = span_of(src, "g is not None and dist.get_world_size(g) > 1")
+    wrong: Payload = ContiguousPayload(tensor="t", statement=span, collective="all_reduce", result_used=False)
+    if expected == "ContiguousPayload":
+        wrong = _none_only("g is not None")
+    for payload, got in ((None, "no payload"), (wrong, f"a {type(wrong).__name__}")):
+        f = Finding(code, "", "m.py", span, group="g", kind=kind, payload=payload)
+        result = fix_source(src, [f], CONFIG, unsafe=True)
+        assert result.source == src and not result.applied
+        assert result.refused[0][1].startswith(f"{code} finding carries {got}, not a {expected}"), result.refused
+
+
+def test_a_split_guard_is_refused_naming_the_lines_to_merge() -> None:
+    src = DIST + "def f(t, g=None):\n    if g is None:\n        return\n    if dist.get_world_size(g) > 1:\n        dist.all_reduce(t, group=g)\n"
+    none, size = span_of(src, "g is None"), span_of(src, "dist.get_world_size(g) > 1")
+    payload = SplitGuardPayload(none_check=none, size_check=size, none_test=none, size_test=size, none_negated=True,
+                                size_negated=False, op=">", bound=1, nonmember_bug=False, collective="all_reduce")
+    f = Finding("PG101", "", "m.py", none, group="g", kind="split", payload=payload)
+    result = fix_source(src, [f], CONFIG, unsafe=True)
+    assert result.source == src
+    assert "split over several statements (lines 3 and 5)" in result.refused[0][1]
+    assert "`pg_utils.is_parallel(g)`" in result.refused[0][1]
+
+
 def test_span_that_is_not_a_node_is_refused() -> None:
     src = DIST + "def f(g):\n    if (g is not None and dist.get_world_size(g) > 1):\n        pass\n"
     with_parens = span_of(src, "(g is not None and dist.get_world_size(g) > 1)")  # node spans exclude parens
-    f = Finding("PG104", "", "m.py", with_parens, group="g", kind="positive")
+    f = Finding("PG104", "", "m.py", with_parens, group="g", kind="positive", payload=_size_only())
     result = fix_source(src, [f], CONFIG, unsafe=True)
     assert result.source == src and "does not match any node" in result.refused[0][1]
 
@@ -437,8 +508,8 @@ def test_comments_inside_parentheses_and_on_the_kept_operand_line_survive() -> N
     whole = guard(src, "g is not None", "dist.get_world_size(g) > 1")
     chain_text = src[src.index("flag  # the flag") : src.index("and t)") + 5]
     none, size = span_of(src, "g is not None", 1), span_of(src, "dist.get_world_size(g) > 1", 1)
-    data = {"none_check": none, "size_check": size, "chain": span_of(src, chain_text), "adjacent": True}
-    chain = Finding("PG101", "", "m.py", Span(none.line, none.col, size.end_line, size.end_col), group="g", kind="and", data=data)
+    payload = _guard_payload(none, size, span_of(src, chain_text))
+    chain = Finding("PG101", "", "m.py", Span(none.line, none.col, size.end_line, size.end_col), group="g", kind="and", payload=payload)
     result = fix_source(src, [whole, chain], CONFIG)
     assert len(result.applied) == 2, result.refused
     assert "    if (\n        # why\n        pg_utils.is_parallel(g)  # tail\n    ):\n" in result.source
@@ -472,11 +543,11 @@ def test_keyword_touching_an_operand_keeps_its_parentheses() -> None:
 
 def test_size_read_through_a_local_name_is_evaluated_as_that_size() -> None:
     src = DIST + "def f(t, g=None):\n    ws = dist.get_world_size(group=g)\n    if ws > 1:\n        dist.all_reduce(t, group=g)\n"
-    f = finding("PG104", src, "ws > 1", kind="positive", op=">", bound=1, via="ws")
+    f = finding("PG104", src, "ws > 1", _size_only(via="ws"), kind="positive")
     result = fix_source(src, [f], CONFIG, unsafe=True)
     assert "    if pg_utils.is_parallel(g):\n" in result.source
     assert "None (dimension absent): old True, new False" in result.note(f)
-    no_via = finding("PG104", src, "ws > 1", kind="positive", op=">", bound=1)
+    no_via = finding("PG104", src, "ws > 1", _size_only(), kind="positive")
     assert "depends on `ws`" in fix_source(src, [no_via], CONFIG, unsafe=True).refused[0][1]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,8 @@ def _spans(value: Any) -> list[Span]:
 def allowed_lines(applied: list[Finding]) -> set[int]:
     lines: set[int] = set()
     for f in applied:
-        for span in [f.span, *_spans(list(f.data.values()))]:
+        payload = [getattr(f.payload, x.name) for x in fields(f.payload)] if f.payload is not None else []
+        for span in [f.span, *_spans(payload)]:
             lines.update(range(span.line, span.end_line + 1))
     return lines
 

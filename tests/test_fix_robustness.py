@@ -12,6 +12,7 @@ from bot import config as config_module
 from bot.analyze import analyze_source
 from bot.cli import main
 from bot.fix import explain, fix_source, suggestion_for
+from bot.model import CopyPayload
 
 CONFIG = config_module.load()
 GOOD = (
@@ -155,7 +156,7 @@ class Layer:
 
 def test_removing_a_copy_keeps_the_comment_block_above_it() -> None:
     findings = [f for f in analyze_source("m.py", COPY, CONFIG).findings if f.code == "PG107"]
-    assert {f.data["name"] for f in findings} == {"_tp_active", "_active"}
+    assert {f.payload.name for f in findings if isinstance(f.payload, CopyPayload)} == {"_tp_active", "_active"}
     result = fix_source(COPY, findings, CONFIG)
     assert len(result.applied) == 2, result.refused
     new = result.source

@@ -11,7 +11,7 @@ from bot import config as config_module
 from bot.analyze import analyze_source
 from bot.fix import explain, fix_source, suggestion_for
 from bot.fix.text import split_lines
-from bot.model import Finding
+from bot.model import CachedSizePayload, Finding, UnguardedPayload
 
 CONFIG = config_module.load()
 FIX = Path(__file__).parent / "fixtures" / "fix"
@@ -78,7 +78,7 @@ def test_wrap_suggestion_replaces_one_line_with_the_guarded_block() -> None:
 
 def test_no_suggestion_where_the_fix_is_refused_and_explain_says_why() -> None:
     source, found = fixture("unguarded.py")
-    used = next(f for f in found if f.data.get("result_used"))
+    used = next(f for f in found if isinstance(f.payload, UnguardedPayload) and f.payload.result_used)
     assert suggestion_for(source, used, CONFIG) is None
     assert "is used" in explain(source, used, CONFIG)
 
@@ -86,7 +86,8 @@ def test_no_suggestion_where_the_fix_is_refused_and_explain_says_why() -> None:
 def test_cached_size_suggestion_merges_near_edits_and_names_far_ones() -> None:
     source, found = fixture("cached.py")
     near, far = found
-    flag = near.data.get("cache_attribute", "self.is_mp_parallel")  # the name the analyzer's message gives
+    assert isinstance(near.payload, CachedSizePayload)
+    flag = near.payload.cache_attribute  # the name the analyzer's message gives
     s = suggestion_for(source, near, CONFIG)  # the construction line is two lines above the test: one block
     assert s is not None and (s.start_line, s.end_line) == (8, 10)
     assert s.text.split("\n") == [
@@ -119,7 +120,7 @@ def test_crlf_source_gives_plain_newline_text() -> None:
 
 def test_output_buffer_collective_gets_a_suggestion_only_with_the_reason() -> None:
     source, found = fixture("unguarded.py")
-    gather = next(f for f in found if f.data.get("collective") == "all_gather")
+    gather = next(f for f in found if isinstance(f.payload, UnguardedPayload) and f.payload.collective == "all_gather")
     s = suggestion_for(source, gather, CONFIG)
     assert s is not None and not s.safe and (s.start_line, s.end_line) == (24, 24)
     assert s.text == "    if pg_utils.is_parallel(group):\n        dist.all_gather(out, t, group=group)"

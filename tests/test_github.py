@@ -218,3 +218,103 @@ def test_enterprise_style_base_url(fake: FakeGitHub) -> None:
     c = GitHubClient(None, "org/repo", base_url=fake.url + "/api/v3", throttle=False, per_page=2)
     assert len(c.pull_files(5)) == 4
     assert all(r.path.startswith("/repos/") for r in fake.log)
+
+
+# ---------------------------------------------------------------- no blind re-sends; idempotent edits retried
+
+
+def test_review_created_behind_a_timeout_is_found_not_posted_twice(fake: FakeGitHub) -> None:
+    pr = fake.pull("org/repo", 5)
+    fake.time_out(method="POST", path=r"/reviews$", hang=2.0)  # GitHub acts; the answer never comes
+    review_id = client(fake, timeout=1).create_review(5, pr.head_sha, "unique body",
+                                                        [{"path": "pkg/a.py", "line": 3, "body": "x"}])
+    assert [r["id"] for r in pr.reviews] == [review_id] and len(pr.review_comments) == 1
+    assert [r.status for r in fake.requests("POST")] == [0]  # sent once, never re-sent
+
+
+def test_summary_created_behind_a_timeout_is_not_created_twice(fake: FakeGitHub) -> None:
+    fake.time_out(method="POST", path=r"/issues/5/comments$", hang=0.05)  # the connection drops, no answer
+    comment_id = client(fake).upsert_marked_comment(5, "<!-- m -->", "body")
+    assert [c["id"] for c in fake.pull("org/repo", 5).comments] == [comment_id]
+    assert len(fake.requests("POST")) == 1
+
+
+def test_a_post_lost_behind_a_timeout_is_looked_for_then_sent_again(fake: FakeGitHub) -> None:
+    pr = fake.pull("org/repo", 5)
+    fake.time_out(method="POST", path=r"/reviews$", after=False, hang=0.05)  # GitHub never got it
+    client(fake).create_review(5, pr.head_sha, "body", [{"path": "pkg/a.py", "line": 3, "body": "x"}])
+    assert len(pr.reviews) == 1 and [r.status for r in fake.requests("POST")] == [0, 200]
+    assert len(fake.requests("GET", r"/reviews$")) == 1  # looked before sending again
+
+
+@pytest.mark.parametrize("fault", ["502", "timeout"])
+def test_an_edit_is_retried_after_a_502_or_a_timeout(fake: FakeGitHub, fault: str) -> None:
+    c = client(fake, timeout=1)
+    comment_id = c.upsert_marked_comment(5, "<!-- m -->", "one")
+    if fault == "502":
+        fake.fail(502, method="PATCH")
+    else:
+        fake.time_out(method="PATCH", hang=2.0)
+    c.upsert_marked_comment(5, "<!-- m -->", "two")  # an edit: PATCH with the whole new body, safe to repeat
+    assert [x["body"] for x in fake.pull("org/repo", 5).comments] == ["<!-- m -->\ntwo"]
+    assert [r.status for r in fake.requests("PATCH")] == [502 if fault == "502" else 0, 200]
+    assert fake.pull("org/repo", 5).comments[0]["id"] == comment_id
+
+
+def test_a_label_add_is_retried_after_a_502(fake: FakeGitHub) -> None:
+    fake.fail(502, method="POST", path=r"/labels$")
+    client(fake).add_labels(5, ["new"])
+    assert [r.status for r in fake.requests("POST", r"/labels$")] == [502, 200]
+    assert fake.pull("org/repo", 5).labels == ["ci/xpu-distributed", "bug", "new"]
+
+
+# ---------------------------------------------------------------- identity and forged markers
+
+
+def test_identity_of_a_user_token_is_asked_once(fake: FakeGitHub) -> None:
+    fake.add_token("pat", "maintainer-bot")
+    c = client(fake, token="pat")
+    assert c.identity() == c.identity() == "maintainer-bot"
+    assert len(fake.requests("GET", r"^/user$")) == 1
+
+
+def test_identity_of_an_installation_token_is_the_configured_app_or_github_actions(fake: FakeGitHub) -> None:
+    fake.add_token("ghs_actions", "github-actions[bot]")
+    assert client(fake, token="ghs_actions").identity() == "github-actions[bot]"  # /user: 403 for an app
+    fake.add_token("ghs_app", "pg-bot-app[bot]")
+    c = client(fake, token="ghs_app", login="pg-bot-app[bot]")
+    assert c.identity() == "pg-bot-app[bot]"
+    assert len(fake.requests("GET", r"^/user$")) == 1  # the configured login needs no request
+
+
+def test_a_comment_by_someone_else_holding_the_marker_is_never_adopted(fake: FakeGitHub) -> None:
+    fake.add_token("mallory-token", "mallory")
+    forged = client(fake, token="mallory-token").upsert_marked_comment(5, "<!-- m -->", "I am the summary now")
+    fake.pull("org/repo", 5).comments.append(  # our own comment, quoting the marker later in its body
+        {"id": 2, "issue": 5, "user": "github-actions[bot]", "body": "see <!-- m --> above"})
+    ours = client(fake).upsert_marked_comment(5, "<!-- m -->", "summary")
+    again = client(fake).upsert_marked_comment(5, "<!-- m -->", "summary, edited")
+    comments = {c["id"]: c for c in fake.pull("org/repo", 5).comments}
+    assert ours == again and ours not in (forged, 2)
+    assert comments[forged]["body"] == "<!-- m -->\nI am the summary now" and "edits" not in comments[forged]
+    assert comments[2]["body"] == "see <!-- m --> above"
+    assert comments[ours]["body"] == "<!-- m -->\nsummary, edited" and comments[ours]["user"] == "github-actions[bot]"
+
+
+def test_a_forged_review_with_our_body_is_not_taken_for_ours(fake: FakeGitHub) -> None:
+    pr = fake.pull("org/repo", 5)
+    fake.add_token("mallory-token", "mallory")
+    client(fake, token="mallory-token").create_review(5, pr.head_sha, "predictable body", [])
+    fake.fail(502, method="POST", path=r"/reviews$")  # not carried out: pg-bot looks, must not find mallory's
+    review_id = client(fake).create_review(5, pr.head_sha, "predictable body", [])
+    assert [r["user"] for r in pr.reviews] == ["mallory", "github-actions[bot]"] and pr.reviews[1]["id"] == review_id
+
+
+def test_a_wrong_identity_is_reported_when_our_first_comment_shows_who_we_are(
+        fake: FakeGitHub, capsys: pytest.CaptureFixture[str]) -> None:
+    fake.add_token("ghs_app", "pg-bot-app[bot]")  # an app token, and no login given: taken for github-actions[bot]
+    client(fake, token="ghs_app").upsert_marked_comment(5, "<!-- m -->", "body")
+    err = capsys.readouterr().err
+    assert "'pg-bot-app[bot]'" in err and "--bot-login" in err
+    client(fake, token="ghs_app", login="pg-bot-app[bot]").upsert_marked_comment(5, "<!-- m -->", "body")
+    assert capsys.readouterr().err == ""

@@ -108,3 +108,34 @@ def test_push_outdates_comments_on_changed_lines(fake: FakeGitHub) -> None:
     fake.push("org/repo", 3, {"a.py": "a = 2\nb = 4\n", "new.py": "o\n"})
     lines = {c["body"]: c["line"] for c in pr.review_comments}
     assert lines["on a"] == 1 and lines["on b"] is None
+
+
+def test_authors_follow_the_token_and_user_answers_only_users(fake_github: FakeGitHub) -> None:
+    fake_github.add_repo("o/r")
+    fake_github.add_pull("o/r", number=1, base={}, head={"a.py": "a = 1\n"})
+    fake_github.add_token("pat", "alice")
+    url = f"{fake_github.url}/repos/o/r/issues/1/comments"
+    for auth, login in (("token pat", "alice"), ("token other", "github-actions[bot]"), (None, "github-actions[bot]")):
+        headers = {"Authorization": auth} if auth else {}
+        made = requests.post(url, json={"body": "hi"}, headers=headers, timeout=5).json()
+        assert made["user"]["login"] == login
+    assert requests.get(f"{fake_github.url}/user", headers={"Authorization": "token pat"}, timeout=5).json()[
+        "login"] == "alice"
+    assert requests.get(f"{fake_github.url}/user", timeout=5).status_code == 403  # an installation token
+    fake_github.token = "t0ken"  # with a required token, one added with add_token is accepted too
+    assert requests.get(url, headers={"Authorization": "token pat"}, timeout=5).status_code == 200
+    assert requests.get(url, headers={"Authorization": "token nope"}, timeout=5).status_code == 401
+
+
+@pytest.mark.parametrize("after", [True, False])
+def test_a_time_out_fault_answers_nothing_and_acts_only_with_after(fake_github: FakeGitHub, after: bool) -> None:
+    fake_github.add_repo("o/r")
+    pr = fake_github.add_pull("o/r", number=1, base={}, head={"a.py": "a = 1\n"})
+    fake_github.time_out(method="POST", path=r"/comments$", after=after, hang=0.05)
+    with pytest.raises(requests.exceptions.ConnectionError):  # the connection drops without an answer
+        requests.post(f"{fake_github.url}/repos/o/r/issues/1/comments", json={"body": "hi"}, timeout=5)
+    assert len(pr.comments) == (1 if after else 0)
+    assert [r.status for r in fake_github.requests("POST")] == [0]
+    with pytest.raises(requests.exceptions.ReadTimeout):  # a hang longer than the client waits: a timeout
+        fake_github.time_out(method="GET", path=r"/comments$", hang=1.0)
+        requests.get(f"{fake_github.url}/repos/o/r/issues/1/comments", timeout=0.2)

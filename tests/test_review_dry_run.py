@@ -107,3 +107,44 @@ def test_a_fixer_crash_costs_the_suggestion_not_the_review(monkeypatch: pytest.M
     assert "5 inline comments" in captured.out and "```suggestion" not in captured.out
     assert captured.out.count("No automatic rewrite for this one") == 5
     assert "fixer bug" in captured.err
+
+
+def test_an_unexpected_exception_exits_4_never_1(monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    from bot.commands import review
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(review, "plan_review", boom)
+    monkeypatch.chdir(ROOT)
+    assert main(DRY_RUN) == 4
+    err = capsys.readouterr().err
+    assert "KeyError: 'a bug'" in err and "internal error in `review` (exit 4)" in err
+
+
+def test_offline_review_numbers_lines_as_git_after_a_lone_cr(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    base = "import deepspeed.comm as dist\n\n\ndef f(t, g=None):\n    x = 1\r    y = 2\n    dist.all_reduce(t, group=g)\n"
+    head = base.replace("    dist.all_reduce", "    if g is not None and dist.get_world_size(group=g) > 1:\n"
+                                              "        dist.all_reduce")
+    tree = tmp_path / "tree"
+    tree.mkdir()
+
+    def git(*args: str) -> bytes:
+        return subprocess.run(["git", "-C", str(tree), "-c", "user.name=t", "-c", "user.email=t@example.com",
+                               *args], check=True, capture_output=True).stdout
+
+    git("init", "-q")
+    (tree / "m.py").write_bytes(base.encode())
+    git("add", "m.py")
+    git("commit", "-qm", "base")
+    (tree / "m.py").write_bytes(head.encode())
+    patch = git("diff")  # git's own numbering
+    (tree / "m.py").write_bytes(base.encode())
+    (tmp_path / "change.patch").write_bytes(patch)
+    assert main(["review", "--diff", str(tmp_path / "change.patch"), "--source", str(tree), "--dry-run",
+                 "--format", "json"]) == 1
+    (comment,) = json.loads(capsys.readouterr().out)["review"]["comments"]
+    guard = next(i for i, text in enumerate(head.split("\n"), 1) if "get_world_size" in text)
+    assert comment["line"] == guard and comment["path"] == "m.py"

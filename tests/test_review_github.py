@@ -10,12 +10,16 @@ from pathlib import Path
 
 import pytest
 from fake_github import FakeGitHub
+from markdown_it import MarkdownIt
 
 from bot.cli import main
 from bot.report.github_review import SUMMARY_MARKER, parse_marker
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "pr"
 REPO = "deepspeedai/DeepSpeed"
+# A finding every analyzer version reports (PG101, a full guard), for tests about anything but the analysis.
+GUARDED = ("import deepspeed.comm as dist\n\n\ndef f(t, g=None):\n"
+           "    if g is not None and dist.get_world_size(group=g) > 1:\n        dist.all_reduce(t, group=g)\n")
 
 
 def read_tree(root: Path) -> dict[str, str]:
@@ -111,7 +115,9 @@ def test_a_push_adding_a_finding_gets_exactly_one_new_comment(
     review(fake)
     path = "deepspeed/runtime/grad_sync.py"
     more = dict(head)
-    more[path] = head[path] + "\n\ndef mean(t, mp_group=None):\n    dist.all_reduce(t, group=mp_group)\n    return t\n"
+    more[path] = head[path] + ("\n\ndef mean(t, mp_group=None):\n"
+                               "    if mp_group is not None and dist.get_world_size(group=mp_group) > 1:\n"
+                               "        dist.all_reduce(t, group=mp_group)\n    return t\n")
     fake.push(REPO, 42, more)
     review(fake)
     review(fake)
@@ -181,7 +187,8 @@ def test_auth_and_missing_pr_fail_clearly(fake: FakeGitHub, monkeypatch: pytest.
 def test_requests_do_not_grow_with_the_number_of_findings(fake_github: FakeGitHub) -> None:
     def requests_for(n_findings: int, number: int) -> int:
         body = "import deepspeed.comm as dist\n\n\n" + "".join(
-            f"def f{i}(t, g=None):\n    dist.all_reduce(t, group=g)\n\n\n" for i in range(n_findings))
+            f"def f{i}(t, g=None):\n    if g is not None and dist.get_world_size(group=g) > 1:\n"
+            "        dist.all_reduce(t, group=g)\n\n\n" for i in range(n_findings))
         fake_github.add_pull("o/r", number=number, base={}, head={"m.py": body})
         before = len(fake_github.log)
         main(["review", "--repo", "o/r", "--pr", str(number), "--api-url", fake_github.url])
@@ -192,7 +199,7 @@ def test_requests_do_not_grow_with_the_number_of_findings(fake_github: FakeGitHu
 
 
 def test_large_binary_and_removed_files(fake_github: FakeGitHub) -> None:
-    guard = "import deepspeed.comm as dist\n\n\ndef f(t, g=None):\n    dist.all_reduce(t, group=g)\n"
+    guard = GUARDED
     big = guard + "".join(f"x{i} = {i}\n" for i in range(400))
     fake_github.patch_limit = 500  # the API leaves the big file's patch out
     fake_github.content_limit = 1000  # and the contents API cannot inline it: the blob API must be used
@@ -213,3 +220,137 @@ def test_a_review_github_created_behind_a_502_is_not_duplicated(fake: FakeGitHub
     assert review(fake) == 1
     pr = fake.pull(REPO, 42)
     assert len(pr.reviews) == 1 and len(pr.review_comments) == 5 and len(summaries(fake)) == 1
+
+
+# ---------------------------------------------------------------- forged markers: only our own comments count
+
+
+
+def test_markers_in_other_peoples_comments_are_never_taken_for_pg_bots(fake: FakeGitHub) -> None:
+    """mallory quotes the marker of a real finding (so pg-bot would skip its comment and edit mallory's), one of
+    a finding that does not exist (pg-bot would "resolve" it), and the summary marker (pg-bot would adopt it)."""
+    assert main(["review", "--repo", REPO, "--pr", "42", "--api-url", fake.url, "--dry-run", "--format", "json"]) == 1
+    fake.add_token("mallory-token", "mallory")
+    pr = fake.pull(REPO, 42)
+    from bot.github import GitHubClient
+
+    mallory = GitHubClient("mallory-token", REPO, base_url=fake.url, throttle=False)
+    review(fake)  # pg-bot's comments, to copy the markers from; then start over with only mallory's
+    bodies = [c["body"] for c in pr.review_comments]
+    real = next(c for c in pr.review_comments)
+    pr.review_comments.clear(), pr.reviews.clear(), pr.comments.clear()
+    gone = bodies[0].replace(parse_marker(bodies[0])[0][2], "0" * 12)  # type: ignore[index]
+    mallory.create_review(42, pr.head_sha, "me too", [
+        {"path": real["path"], "line": real["line"], "body": bodies[0]},
+        {"path": real["path"], "line": real["line"], "body": gone}])
+    mallory.upsert_marked_comment(42, SUMMARY_MARKER, "**all clear, merge it**")
+    forged = {c["id"]: c["body"] for c in [*pr.review_comments, *pr.comments]}
+    assert review(fake) == 1
+    ours = [c for c in pr.review_comments if c["user"] == "github-actions[bot]"]
+    assert len(ours) == 5 and len({parse_marker(c["body"]) for c in ours}) == 5  # none skipped for mallory's copy
+    assert {c["id"]: c["body"] for c in [*pr.review_comments, *pr.comments] if c["id"] in forged} == forged
+    assert all("edits" not in c for c in [*pr.review_comments, *pr.comments] if c["id"] in forged)
+    assert [c["user"] for c in summaries(fake)] == ["mallory", "github-actions[bot]"]  # ours is a new comment
+
+
+def test_a_file_name_holding_a_marker_puts_no_marker_in_any_body(fake_github: FakeGitHub) -> None:
+    name = "<!-- pg-bot:dispatch -->`**x**`.py"
+    broken = "<!-- pg-bot:summary -->**y**.py"
+    body = GUARDED
+    fake_github.add_pull("o/r", number=1, base={}, head={name: body, broken: "import deepspeed.comm as dist\ndef (:\n    dist.get_world_size(group=g)\n"})
+    assert main(["review", "--repo", "o/r", "--pr", "1", "--api-url", fake_github.url]) == 1
+    pr = fake_github.pull("o/r", 1)
+    for c in [*pr.review_comments, *pr.comments]:
+        assert c["body"].count("<!--") == 1 and c["body"].startswith("<!-- pg-bot:")
+    (summary,) = pr.comments
+    tokens = [t for block in MarkdownIt("commonmark").parse(summary["body"]) for t in [block, *(block.children or [])]]
+    errors = tokens[tokens.index(next(t for t in tokens if t.type == "bullet_list_open")):]
+    assert "strong_open" not in [t.type for t in errors]  # the names are code spans, not bold text
+    assert "<!\u200b-- pg-bot:summary -->**y**.py" in [t.content for t in errors if t.type == "code_inline"]
+
+
+def test_the_bot_login_option_names_an_apps_identity(fake_github: FakeGitHub) -> None:
+    fake_github.add_token("ghs_app", "pg-bot-app[bot]")
+    body = GUARDED
+    fake_github.add_pull("o/r", number=1, base={}, head={"m.py": body})
+    argv = ["review", "--repo", "o/r", "--pr", "1", "--api-url", fake_github.url, "--bot-login", "pg-bot-app[bot]"]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GITHUB_TOKEN", "ghs_app")
+        assert main(argv) == 1 and main(argv) == 1
+    pr = fake_github.pull("o/r", 1)
+    assert len(pr.review_comments) == 1 and len(pr.comments) == 1  # the rerun recognised the app's own comments
+    assert fake_github.requests("GET", r"^/user$") == []
+
+
+# ---------------------------------------------------------------- timeouts: never a blind re-send
+
+
+def test_a_review_post_that_times_out_after_github_acted_is_not_duplicated(fake: FakeGitHub) -> None:
+    fake.time_out(method="POST", path=r"/pulls/42/reviews$", hang=0.05)  # acted, then the connection dropped
+    assert review(fake) == 1
+    pr = fake.pull(REPO, 42)
+    assert len(pr.reviews) == 1 and len(pr.review_comments) == 5 and len(summaries(fake)) == 1
+    assert len(fake.requests("POST", r"/reviews$")) == 1
+
+
+def test_a_summary_post_that_times_out_after_github_acted_is_not_duplicated(fake: FakeGitHub) -> None:
+    fake.time_out(method="POST", path=r"/issues/42/comments$", hang=0.05)
+    assert review(fake) == 1
+    assert len(summaries(fake)) == 1 and len(fake.requests("POST", r"/issues/42/comments$")) == 1
+
+
+def test_a_502_on_an_edit_is_retried_not_fatal(fake: FakeGitHub,
+                                                trees: tuple[dict[str, str], dict[str, str]]) -> None:
+    _, head = trees
+    assert review(fake) == 1
+    path = "deepspeed/moe/expert_reduce.py"
+    fake.push(REPO, 42, {**head, path: head[path].replace("import deepspeed.comm as dist\n",
+                                                           "import deepspeed.comm as dist\nfrom deepspeed.comm "
+                                                           "import pg_utils\n")})
+    fake.fail(502, method="PATCH")
+    assert review(fake) == 1  # the comments' notes change (the import is there now): edits, one of them 502s
+    assert [r.status for r in fake.requests("PATCH")][:2] == [502, 200]
+    assert all("Needs `from deepspeed.comm import pg_utils`" not in c["body"]
+               for c in fake.pull(REPO, 42).review_comments if c["path"] == path)
+
+
+# ---------------------------------------------------------------- per-file problems; crashes
+
+
+def test_a_newline_in_a_file_name_is_reviewed_like_any_other(fake_github: FakeGitHub) -> None:
+    body = GUARDED
+    fake_github.add_pull("o/r", number=1, base={}, head={"a\nb.py": body, "m.py": body})
+    assert main(["review", "--repo", "o/r", "--pr", "1", "--api-url", fake_github.url]) == 1
+    pr = fake_github.pull("o/r", 1)
+    assert sorted(c["path"] for c in pr.review_comments) == ["a\nb.py", "m.py"]
+    assert "2 Python file(s) analysed" in pr.comments[0]["body"] and "could not be analysed" not in pr.comments[0]["body"]
+
+
+def test_a_patch_that_does_not_parse_costs_only_its_file(fake_github: FakeGitHub) -> None:
+    body = GUARDED
+    pr = fake_github.add_pull("o/r", number=1, base={}, head={"bad.py": body, "m.py": body})
+    next(f for f in pr.files if f.filename == "bad.py").patch = "@@ -1,3 +1,4 @@\n+only one line"
+    assert main(["review", "--repo", "o/r", "--pr", "1", "--api-url", fake_github.url]) == 1
+    assert [c["path"] for c in pr.review_comments] == ["m.py"]
+    (summary,) = pr.comments
+    assert "### Files that could not be analysed\n- `bad.py`: the API" in summary["body"]
+
+
+# ---------------------------------------------------------------- git's line numbering (a lone CR)
+
+
+def test_comments_and_suggestions_follow_gits_lines_after_a_lone_cr(fake_github: FakeGitHub) -> None:
+    base = ("import deepspeed.comm as dist\n\n\ndef f(t, g=None):\n    x = 1\r    y = 2\n"
+            "    dist.all_reduce(t, group=g)\n")
+    head = base.replace("    dist.all_reduce", "    if g is not None and dist.get_world_size(group=g) > 1:\n"
+                                              "        dist.all_reduce")
+    fake_github.add_pull("o/r", number=1, base={"m.py": base}, head={"m.py": head})
+    assert main(["review", "--repo", "o/r", "--pr", "1", "--api-url", fake_github.url]) == 1
+    (comment,) = fake_github.pull("o/r", 1).review_comments
+    lines = head.split("\n")  # git's lines: the lone CR does not end one
+    guard = next(i for i, text in enumerate(lines, 1) if "get_world_size" in text)
+    assert comment["line"] == guard and comment["start_line"] in (None, guard)
+    suggestion = comment["body"].split("```suggestion\n", 1)[1].split("\n```", 1)[0]
+    applied = "\n".join([*lines[:guard - 1], suggestion, *lines[guard:]])  # what accepting it does
+    assert applied == head.replace("if g is not None and dist.get_world_size(group=g) > 1:",
+                                   "if pg_utils.is_parallel(g):")

@@ -3,6 +3,7 @@ summary's content. Findings and suggestions are built by hand here, so the plann
 
 from __future__ import annotations
 
+from bot import links
 from bot.diff import from_api_file
 from bot.fix import Suggestion
 from bot.github import Comment, GitHubError, PullFile
@@ -68,7 +69,7 @@ def test_multi_line_suggestion_becomes_a_range_comment() -> None:
     assert payload["start_line"] == 11 and payload["line"] == 12 and payload["side"] == payload["start_side"] == "RIGHT"
     assert "```suggestion\n        if pg_utils.is_parallel(g):\n```" in payload["body"]
     assert payload["body"].startswith(marker("PG101", "m.py", plan.new[0].fingerprint))
-    assert "README.md#pg101" in payload["body"]
+    assert f"({links.rule_url('PG101')})" in payload["body"]
 
 
 def test_suggestion_outside_the_hunk_is_shown_but_not_one_click() -> None:
@@ -96,9 +97,9 @@ def test_file_without_api_patch_goes_to_summary_not_lost() -> None:
 def test_rerun_does_not_repost_and_edits_only_what_changed() -> None:
     first = plan_review([analysed([finding(11)])], [], HEAD, suggest_lines(11, 11))
     posted = [Comment(id=7, body=first.comments[0]["body"], user="bot", path="m.py", line=11)]
-    again = plan_review([analysed([finding(11)])], posted, HEAD, suggest_lines(11, 11))
+    again = plan_review([analysed([finding(11)])], posted, HEAD, suggest_lines(11, 11), me="bot")
     assert again.new == [] and len(again.already) == 1 and again.edits == []
-    changed = plan_review([analysed([finding(11)])], posted, HEAD, suggest_lines(11, 11, text="    other"))
+    changed = plan_review([analysed([finding(11)])], posted, HEAD, suggest_lines(11, 11, text="    other"), me="bot")
     assert changed.new == [] and [(i, why) for i, _, why in changed.edits] == [(7, "updated")]
 
 
@@ -115,13 +116,13 @@ def test_fingerprint_survives_moving_code_and_tells_twins_apart() -> None:
 def test_fixed_finding_marks_comment_resolved() -> None:
     first = plan_review([analysed([finding(11)])], [], HEAD, suggest_lines(11, 11))
     posted = [Comment(id=7, body=first.comments[0]["body"], user="bot", path="m.py", line=11)]
-    fixed = plan_review([analysed([])], posted, "a" * 40, suggest_lines(11, 11))
+    fixed = plan_review([analysed([])], posted, "a" * 40, suggest_lines(11, 11), me="bot")
     ((cid, body, why),) = fixed.edits
     assert (cid, why) == (7, "resolved")
     assert parse_marker(body) == (("PG101", "m.py", first.new[0].fingerprint), "resolved")
     assert "```suggestion" not in body and "`aaaaaaa`" in body
     # once resolved, a later run leaves it alone
-    assert plan_review([analysed([])], [Comment(7, body, "bot", path="m.py", line=11)], HEAD, no_suggestion).edits == []
+    assert plan_review([analysed([])], [Comment(7, body, "bot", path="m.py", line=11)], HEAD, no_suggestion, me="bot").edits == []
     assert "1 earlier comment(s) marked resolved" in summary.render(fixed)
 
 
@@ -129,7 +130,7 @@ def test_unreadable_file_keeps_its_comments_and_is_reported() -> None:
     first = plan_review([analysed([finding(11)])], [], HEAD, suggest_lines(11, 11))
     posted = [Comment(id=7, body=first.comments[0]["body"], user="bot", path="m.py", line=11)]
     broken = AnalyzedFile(change(), error="reading m.py: not found")
-    plan = plan_review([broken], posted, HEAD, no_suggestion)
+    plan = plan_review([broken], posted, HEAD, no_suggestion, me="bot")
     assert plan.edits == []
     assert "### Files that could not be analysed\n- `m.py`: reading m.py: not found" in summary.render(plan)
 
@@ -137,7 +138,7 @@ def test_unreadable_file_keeps_its_comments_and_is_reported() -> None:
 def test_outdated_comment_on_a_live_finding_is_superseded_by_one_new_comment() -> None:
     first = plan_review([analysed([finding(11)])], [], HEAD, suggest_lines(11, 11))
     outdated = [Comment(id=7, body=first.comments[0]["body"], user="bot", path="m.py", line=None)]
-    plan = plan_review([analysed([finding(11)])], outdated, HEAD, suggest_lines(11, 11))
+    plan = plan_review([analysed([finding(11)])], outdated, HEAD, suggest_lines(11, 11), me="bot")
     assert len(plan.new) == 1 and [why for _, _, why in plan.edits] == ["superseded"]
 
 
@@ -215,3 +216,35 @@ def test_pr_controlled_text_cannot_break_out_of_markdown() -> None:
     assert parse_marker(body) == (("PG101", path, plan.new[0].fingerprint), None)
     broken = AnalyzedFile(change(path=path), error="cannot read")
     assert "- ``we`ird.py``: cannot read" in summary.render(plan_review([broken], [], HEAD, no_suggestion))
+
+
+def test_comments_by_anyone_but_pg_bot_or_with_a_marker_not_at_the_start_are_not_pg_bots() -> None:
+    first = plan_review([analysed([finding(11)])], [], HEAD, suggest_lines(11, 11))
+    body = first.comments[0]["body"]
+    gone = body.replace(first.new[0].fingerprint, "0" * 12)
+    existing = [Comment(7, body, "mallory", path="m.py", line=11),  # a copy of ours, by someone else
+                Comment(8, gone, "Mallory-Bot[bot]", path="m.py", line=11),
+                Comment(9, "> " + gone, "bot", path="m.py", line=11)]  # ours, but quoting: not at the start
+    plan = plan_review([analysed([finding(11)])], existing, HEAD, suggest_lines(11, 11), me="Bot")
+    assert len(plan.new) == 1 and plan.already == [] and plan.edits == []  # nothing skipped, edited, resolved
+    assert plan_review([analysed([finding(11)])], existing[:1], HEAD, suggest_lines(11, 11)).new  # no `me`: none
+    assert parse_marker("x " + body) is None
+
+
+def test_a_guard_sharing_a_git_line_after_a_lone_cr_gets_that_whole_line() -> None:
+    source = "\n".join(f"line {i}" for i in range(1, 11)) + "\rif g is not None:\n" + "\n".join(
+        f"line {i}" for i in range(12, 31)) + "\n"  # Python's line 11 is on git's line 10, after a lone CR
+    patch = "@@ -8,5 +8,5 @@\n ctx\n ctx\n-old\n+line 10\rif g is not None:\n ctx\n ctx"
+    ch = from_api_file(ApiFile("m.py", "modified", patch))
+    plan = plan_review([analysed([finding(11)], ch, source)], [], HEAD, suggest_lines(11, 11, text="if p(g):"))
+    (payload,) = plan.comments
+    assert payload["line"] == 10 and "start_line" not in payload
+    assert "```suggestion\nline 10\nif p(g):\n```" in payload["body"]  # the code before the CR is kept
+    assert "instead of a lone carriage return" in payload["body"]
+
+
+def test_a_suggestion_quoting_an_html_comment_is_shown_not_one_click() -> None:
+    plan = plan_review([analysed([finding(11)])], [], HEAD, suggest_lines(11, 11, text='x = "<!-- y -->"'))
+    body = plan.comments[0]["body"]
+    assert "```suggestion" not in body and "<!--" not in body.split("-->", 1)[1]
+    assert "never posts verbatim" in body

@@ -1,5 +1,6 @@
-"""The workflows and the composite action pass actionlint and zizmor, and keep the security properties that
-matter: no PR checkout in a job holding a write token, least permissions, pinned actions, no `${{ }}` in run."""
+"""pg-bot's own CI and the composite action pass actionlint and zizmor, and keep the security properties that
+matter: no PR checkout in a job holding a write token, least permissions, pinned actions, no `${{ }}` in run.
+The workflows a consumer adopts are checked in tests/test_workflows_consumer.py."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 ACTION = ROOT / "action.yml"
+REVIEW = ROOT / "examples" / "deepspeed" / ".github" / "workflows" / "pg-bot-review.yml"
+PG_BOT = "deepspeedai/pg-bot@PG_BOT_PIN"  # the one pin a maintainer edits (docs/workflows.md)
 SHA_PIN = re.compile(r"^[^@\s]+@[0-9a-f]{40}$")
 
 
@@ -23,6 +26,11 @@ def tool(name: str) -> str:
         hint = "apt-get install shellcheck" if name == "shellcheck" else "pip install -e '.[test]'"
         pytest.skip(f"{name} is not installed ({hint} provides it)")
     return path
+
+
+def test_pg_bot_runs_only_its_own_ci_here() -> None:
+    # the consumer's workflows are templates (examples/deepspeed/.github/workflows), not run in pg-bot's repo
+    assert [p.name for p in WORKFLOWS] == ["ci.yml"]
 
 
 def test_actionlint_passes_on_every_workflow() -> None:
@@ -69,7 +77,7 @@ def test_composite_action_scripts_pass_shellcheck(tmp_path: Path) -> None:
 
 
 def test_review_workflow_never_runs_pr_code_with_its_write_token() -> None:
-    wf = yaml.safe_load((ROOT / ".github" / "workflows" / "pg-bot-review.yml").read_text())
+    wf = yaml.safe_load(REVIEW.read_text())
     on = wf.get("on", wf.get(True))  # YAML 1.1 reads a bare `on` key as True
     assert "pull_request_target" in on
     assert wf["permissions"] == {}
@@ -78,7 +86,8 @@ def test_review_workflow_never_runs_pr_code_with_its_write_token() -> None:
     for step in job["steps"]:
         assert "actions/checkout" not in step.get("uses", "")  # no checkout at all, of the PR or anything
         assert "run" not in step
-        assert SHA_PIN.match(step["uses"]), step["uses"]  # pg-bot itself from a pinned commit
+        assert step["uses"] == PG_BOT  # pg-bot itself from the pinned commit
+        assert step["with"]["command"] == "review"
 
 
 def test_every_action_reference_is_pinned_to_a_commit() -> None:

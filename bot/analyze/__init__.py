@@ -17,13 +17,12 @@ from bot.analyze.module import analyze_module
 from bot.analyze.names import Names, package_of
 from bot.analyze.rules import MODULES, RULES, Reporter
 
-__all__ = ["RULES", "analyze_paths", "analyze_source", "iter_python_files", "project_relative"]
+__all__ = ["RULES", "analyze_paths", "analyze_source"]  # the file walk and project root: bot.files
 from bot.analyze.source import UnreadableSource, parse
 from bot.analyze.verdicts import decide
 from bot.config import Config
+from bot.files import SourceError, SourcePath, display_path, iter_python_files, project_relative
 from bot.model import FileError, FileResult, Finding
-
-_SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "__pycache__", "node_modules", ".tox", "build", "dist"}
 
 
 class _Prefilter:
@@ -127,36 +126,25 @@ def _configured(finding: Finding, ctx: Context, config: Config, project_path: st
     return replace(finding, severity=setting.severity)
 
 
-def iter_python_files(paths: Iterable[Path]) -> Iterator[Path]:
-    """Files as given, folders walked (sorted, VCS and virtualenv folders skipped) for `*.py`."""
-    for path in paths:
-        if path.is_dir():
-            for root, dirs, files in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
-                for name in sorted(files):
-                    if name.endswith(".py"):
-                        yield Path(root) / name
-        else:
-            yield path
-
-
 def analyze_paths(
-    paths: Iterable[Path], config: Config, *, relative_to: Path | None = None, jobs: int | None = None
+    paths: Iterable[Path | SourcePath], config: Config, *, relative_to: Path | None = None, jobs: int | None = None
 ) -> Iterator[FileResult]:
-    """Results in file order. Files that pass the prefilter are parsed on ``jobs`` processes (default: one
-    per core, forked, when there are enough of them to pay for it); the rest never leave this process."""
+    """Results in file order, one per entry of bot.files' walk; a file that cannot be read (or a folder that
+    cannot be listed) comes back with ``error`` set. Files that pass the prefilter are parsed on ``jobs``
+    processes (default: one per core, forked, when there are enough of them to pay for it); the rest never
+    leave this process."""
     prefilter = _prefilter_for(config)
     pending: list[tuple[int, str, bytes, str]] = []
     results: dict[int, FileResult] = {}
-    for i, file in enumerate(iter_python_files(paths)):
-        shown = _display(file, relative_to)
+    for i, entry in enumerate(iter_python_files(paths)):
+        shown = display_path(entry.path, relative_to)
         try:
-            data = file.read_bytes()
-        except OSError as exc:
-            results[i] = FileResult(shown, error=FileError(shown, f"cannot read: {exc.strerror or exc}"))
+            data = entry.read(config.max_file_bytes)
+        except SourceError as exc:
+            results[i] = FileResult(shown, error=FileError(shown, str(exc)))
             continue
         if prefilter.wanted(data):
-            pending.append((i, shown, data, project_relative(file)))
+            pending.append((i, shown, data, project_relative(entry.path)))
         else:
             results[i] = FileResult(shown)
     workers = _workers(jobs, len(pending))
@@ -193,33 +181,3 @@ def _workers(jobs: int | None, files: int) -> int:
     if files < _PARALLEL_MIN_FILES or os.name != "posix":
         return 1
     return min(os.cpu_count() or 1, 8)
-
-
-_ROOT_MARKERS = (".git", "rules.yaml", ".pg-bot.yaml", "setup.py", "pyproject.toml")
-_ROOTS: dict[Path, Path | None] = {}
-
-
-def project_relative(file: Path) -> str:
-    """The file's path from the nearest folder above it that looks like a project root (a .git, rules.yaml,
-    setup.py or pyproject.toml), so exemptions match wherever pg-bot is run from; the path itself without one."""
-    folder = file.resolve().parent
-    root = _root_of(folder)
-    return file.resolve().relative_to(root).as_posix() if root is not None else file.as_posix()
-
-
-def _root_of(folder: Path) -> Path | None:
-    if folder not in _ROOTS:
-        if any((folder / marker).exists() for marker in _ROOT_MARKERS):
-            _ROOTS[folder] = folder
-        else:
-            _ROOTS[folder] = None if folder.parent == folder else _root_of(folder.parent)
-    return _ROOTS[folder]
-
-
-def _display(file: Path, relative_to: Path | None) -> str:
-    if relative_to is not None:
-        try:
-            return file.resolve().relative_to(relative_to.resolve()).as_posix()
-        except ValueError:
-            pass
-    return file.as_posix()

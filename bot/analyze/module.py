@@ -27,6 +27,7 @@ class ModuleFacts:
     env: ModuleEnv
     sites: Sites
     walked: set[int] = field(default_factory=set)  # ids of function nodes walked
+    group_keys: frozenset[str] = frozenset()  # dotted texts passed as a group somewhere in the file
 
 
 def analyze_module(ctx: Context) -> ModuleFacts:
@@ -35,6 +36,7 @@ def analyze_module(ctx: Context) -> ModuleFacts:
     facts = ModuleFacts(ctx, env, sites)
     source = ctx.source
     group_keys = frozenset(m.group(1) or m.group(2) for m in _GROUP_ARG.finditer(source.text))
+    facts.group_keys = group_keys
     summaries: dict[int, Summary] = {}
 
     lines = _interesting_lines(env, source)

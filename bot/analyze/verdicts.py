@@ -37,6 +37,37 @@ class Split:
 
 
 @dataclass(frozen=True)
+class Copy:
+    """A function, method, property or assigned lambda whose whole body is a full guard on ``key``."""
+
+    name: str
+    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+    pair: Pair
+    key: str
+    function: FunctionInfo | None  # None for a lambda
+
+    @property
+    def method(self) -> bool:
+        return self.function is not None and self.function.is_method
+
+    @property
+    def property(self) -> bool:
+        return self.function is not None and self.function.is_property
+
+
+@dataclass(frozen=True)
+class NoneOnly:
+    """A None test (``check``) is the only guard on the way to ``site``'s collective, on ``key`` as the function
+    holding the check names it; ``call`` is the helper call in between when the collective is in a helper."""
+
+    site: CollectiveSite
+    check: Check
+    key: str
+    function: FunctionInfo | None
+    call: CallSite | None = None
+
+
+@dataclass(frozen=True)
 class Unguarded:
     site: CollectiveSite
     confidence: Confidence
@@ -50,15 +81,15 @@ class Verdicts:
     module: ModuleFacts
     pairs: list[Pair] = field(default_factory=list)
     splits: list[Split] = field(default_factory=list)
-    none_only: list[tuple[CollectiveSite, Check]] = field(default_factory=list)
+    none_only: list[NoneOnly] = field(default_factory=list)
     size_only: list[tuple[CollectiveSite, Check]] = field(default_factory=list)
     cached: list[tuple[CollectiveSite, Check]] = field(default_factory=list)
     unguarded: list[Unguarded] = field(default_factory=list)
-    copies: list[tuple[FunctionInfo | None, ast.AST, Pair | None, str]] = field(default_factory=list)
+    copies: list[Copy] = field(default_factory=list)
 
     @cached_property
     def copy_spans(self) -> list[tuple[int, int]]:
-        return [(n.lineno, n.end_lineno or n.lineno) for _, n, _, _ in self.copies]  # type: ignore[attr-defined]
+        return [(c.node.lineno, c.node.end_lineno or c.node.lineno) for c in self.copies]
 
     def in_copy(self, node: ast.AST) -> bool:
         line = node.lineno  # type: ignore[attr-defined]
@@ -68,7 +99,9 @@ class Verdicts:
 def decide(module: ModuleFacts) -> Verdicts:
     v = Verdicts(module)
     v.pairs = [pair for chain in module.sites.chains.values() for pair in chain_pairs(chain)]
-    v.copies = list(_copies(module, v.pairs))
+    lambdas = list(_lambda_copies(module))
+    v.pairs += [c.pair for c in lambdas]  # their guard is the copy's (PG107), not a PG101 of its own
+    v.copies = [*_copies(module, v.pairs), *lambdas]
     paired = {(id(n), id(p.size.node)) for p in v.pairs for n in _and_inner(p.none.node)}
     absent = _absent_evidence(module)
     world = _world_fallbacks(module)
@@ -87,7 +120,8 @@ def decide(module: ModuleFacts) -> Verdicts:
             continue
         if f.nonnull:
             if not site.separate and _owner(module, site.key, site.function) not in world:
-                v.none_only.extend((site, c) for c in sorted(f.nonnull, key=_pos) if id(c.test) not in dispatch)
+                v.none_only.extend(NoneOnly(site, c, site.key, site.function) for c in sorted(f.nonnull, key=_pos)
+                                   if id(c.test) not in dispatch)
             continue
         if f.size:
             if f.null in (Null.MAYBE, Null.NONE) and not site.separate and \
@@ -108,13 +142,13 @@ def decide(module: ModuleFacts) -> Verdicts:
         if evidence is None:
             continue
         v.unguarded.append(Unguarded(site, evidence[0], evidence[1]))
-    v.none_only.extend((site, c) for site, c in _none_only_callers(module, callers, world) if id(c.test) not in dispatch)
+    v.none_only.extend(n for n in _none_only_callers(module, callers, world) if id(n.check.test) not in dispatch)
     v.unguarded.extend(_through_callers(module, callers, absent, world))
     return v
 
 
 def _none_only_callers(module: ModuleFacts, callers: dict[int, list[CallSite]],
-                       world: set[str]) -> Iterable[tuple[CollectiveSite, Check]]:
+                       world: set[str]) -> Iterable[NoneOnly]:
     """A call into a helper that (directly or through further helpers) runs a collective on the group it is
     given, guarded at the call by a None test alone while no size is tested on the way: the None-only guard is
     at the call."""
@@ -127,7 +161,7 @@ def _none_only_callers(module: ModuleFacts, callers: dict[int, list[CallSite]],
             if key is None or f is None or not f.nonnull or f.size or f.pred or call.separate or \
                     _owner(module, key, call.function) in world:
                 continue
-            yield from ((r.site, c) for c in sorted(f.nonnull, key=_pos))
+            yield from (NoneOnly(r.site, c, key, call.function, call) for c in sorted(f.nonnull, key=_pos))
 
 
 def _dispatch_tests(module: ModuleFacts) -> set[int]:
@@ -379,9 +413,8 @@ def _through_callers(module: ModuleFacts, callers: dict[int, list[CallSite]], ab
 # ------------------------------------------------------------------ predicate copies
 
 
-def _copies(module: ModuleFacts, pairs: list[Pair]) -> Iterable[tuple[FunctionInfo | None, ast.AST, Pair | None, str]]:
-    """Functions, methods, properties (and assigned lambdas) whose whole body is a full guard on a parameter
-    or an attribute of self."""
+def _copies(module: ModuleFacts, pairs: list[Pair]) -> Iterable[Copy]:
+    """Functions, methods and properties whose whole body is a full guard on a parameter or an attribute of self."""
     by_chain = {id(p.chain.node): p for p in pairs}
     for f in module.env.functions:
         body = _single_return(f.node)
@@ -394,4 +427,22 @@ def _copies(module: ModuleFacts, pairs: list[Pair]) -> Iterable[tuple[FunctionIn
         key = pair.none.key
         params = f.params[1:] if f.is_method else f.params
         if key in params or (f.is_method and key.startswith("self.")):
-            yield f, f.node, pair, key
+            yield Copy(f.node.name, f.node, pair, key, f)
+
+
+def _lambda_copies(module: ModuleFacts) -> Iterable[Copy]:
+    """`is_tp = lambda g: g is not None and get_world_size(g) > 1`, at module or class level."""
+    from bot.analyze.flow import Sites, State, Walker
+
+    named = [*module.env.lambdas.items(), *(i for c in module.env.classes.values() for i in c.lambdas.items())]
+    for name, lam in named:
+        body = lam.body.operand if isinstance(lam.body, ast.UnaryOp) and isinstance(lam.body.op, ast.Not) else lam.body
+        if not isinstance(body, ast.BoolOp) or len(body.values) != 2:
+            continue
+        scratch = Sites()
+        Walker(module.env, None, scratch, {}, module.group_keys).chain(body, State())
+        params = [a.arg for a in lam.args.args]
+        for chain in scratch.chains.values():
+            for pair in chain_pairs(chain):
+                if pair.none.key in params:
+                    yield Copy(name, lam, pair, pair.none.key, None)

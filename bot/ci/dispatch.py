@@ -4,7 +4,9 @@ The handler reads the PR as data through the API; it never checks out or runs PR
 dispatches only when the label is the configured one and its sender has write, maintain or admin permission
 (asked of the API, never taken from the event); anyone else's label is removed with a comment. A
 ``synchronize`` event on a labelled PR removes the label (default) or dispatches again (``ci.on_synchronize:
-redispatch``). Every outcome is reported in one PR comment carrying ``MARKER``, updated on reruns.
+redispatch``). Every outcome is reported in one PR comment starting with ``MARKER``, updated on reruns: the client
+(bot.github.GitHubClient.upsert_marked_comment) adopts only a comment of its own identity that starts with it.
+Text from the PR (file names, the sender's login) is quoted through bot.report.markdown.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from bot.ci.select import ChangedFile, Selection, code, full_suite, select_tests
 from bot.ci.validate import DispatchInputs, ValidationError, validate_pr, validate_repo, validate_sha
 from bot.config import Config
 from bot.diff import ApiFile
+from bot.report.markdown import code_span
 
 MARKER = "<!-- pg-bot:dispatch -->"
 WRITE_ROLES = frozenset({"admin", "maintain", "write"})
@@ -198,10 +201,10 @@ def _dispatched_comment(event: PullEvent, config: Config, inputs: DispatchInputs
     scope = "the full suite" if selection.full else f"{len(inputs.tests)} selected test path(s)"
     lines = [
         MARKER,
-        f"**pg-bot dispatched `{ci.workflow}`** on `{ci.workflow_ref}` for {code(inputs.repo)} at "
-        f"`{inputs.sha}` ({why}), running {scope}:",
+        f"**pg-bot dispatched {code_span(ci.workflow)}** on {code_span(ci.workflow_ref)} for {code(inputs.repo)} "
+        f"at {code_span(inputs.sha)} ({why}), running {scope}:",
         "",
-        *[f"- `{t}`" for t in inputs.tests],
+        *[f"- {code_span(t)}" for t in inputs.tests],
         "",
         "<details><summary>Why these tests</summary>",
         "",
@@ -228,7 +231,8 @@ def _rejected_comment(event: PullEvent, role: str, label: str) -> str:
 def _sync_removed_comment(event: PullEvent, label: str) -> str:
     return "\n".join([
         MARKER,
-        f"**pg-bot removed the label {code(label)}**: new commits were pushed (head is now `{event.head_sha}`). "
+        f"**pg-bot removed the label {code(label)}**: new commits were pushed (head is now "
+        f"{code_span(event.head_sha)}). "
         "The label approved the code as it was; a maintainer re-adds it to run the distributed XPU tests on "
         "the new code (`ci.on_synchronize: remove-label`). Nothing was dispatched.",
     ])
@@ -237,7 +241,7 @@ def _sync_removed_comment(event: PullEvent, label: str) -> str:
 def _refused_comment(event: PullEvent, problem: str) -> str:
     return "\n".join([
         MARKER,
-        f"**pg-bot did not dispatch** the distributed tests for `{event.head_sha}`: {code(problem, 300)}.",
+        f"**pg-bot did not dispatch** the distributed tests for {code_span(event.head_sha)}: {code(problem, 300)}.",
     ])
 
 

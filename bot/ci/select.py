@@ -15,6 +15,7 @@ from pathlib import PurePosixPath
 
 from bot.ci.validate import ValidationError, validate_test_path
 from bot.config import Area, Config, path_matches
+from bot.report.markdown import code_span
 
 # More changed files than this and no per-file reasoning is trusted (GitHub lists at most 3000 per PR).
 MAX_CHANGED_FILES = 300
@@ -162,8 +163,5 @@ def _drop_nested(paths: Iterable[str]) -> tuple[str, ...]:
 
 
 def code(text: str, limit: int = 120) -> str:
-    """Untrusted text (a file name) as one inline code span: no backticks, no newlines, bounded length."""
-    clean = "".join(c if c.isprintable() and c != "`" else "?" for c in text)
-    if len(clean) > limit:
-        clean = clean[: limit - 3] + "..."
-    return f"`{clean}`"
+    """Untrusted text (a file name) as one inline code span (bot.report.markdown.code_span), bounded length."""
+    return code_span(text, limit)

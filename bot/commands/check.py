@@ -7,9 +7,10 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from bot.analyze import RULES, analyze_paths, analyze_source, iter_python_files
+from bot.analyze import RULES, analyze_paths, analyze_source
 from bot.commands.common import add_config_options, fail, load_config, selected
 from bot.config import Config, ConfigError
+from bot.files import iter_python_files
 from bot.model import FileResult
 from bot.report import formats
 

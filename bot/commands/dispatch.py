@@ -30,6 +30,10 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--api-url", help=f"GitHub API base URL (default: $GITHUB_API_URL or {DEFAULT_API})")
     parser.add_argument("--dry-run", action="store_true",
                         help="read from the API but only print the label removal, comment and dispatch")
+    parser.add_argument("--bot-login", default=os.environ.get("PG_BOT_LOGIN") or None, metavar="LOGIN",
+                        help="the login GITHUB_TOKEN acts as, for a GitHub App's installation token: "
+                             "`<app-slug>[bot]` (default: $PG_BOT_LOGIN; else GET /user for a user token, and "
+                             "github-actions[bot] for Actions' own token). Only this login's comment is updated")
     modes = parser.add_subparsers(dest="mode", metavar="MODE")
 
     check = modes.add_parser("check-inputs", help="validate workflow inputs; print them as key=value")
@@ -128,7 +132,7 @@ def _handle_event(args: argparse.Namespace, config: Config) -> int:
     from bot.github import GitHubClient, GitHubError
 
     try:
-        real = GitHubClient(token, event.repo, base_url=api_url)
+        real = GitHubClient(token, event.repo, base_url=api_url, login=args.bot_login)
         client: DispatchClient = DryRunClient(real) if args.dry_run else real
         outcome = handle(event, client, config)
     except GitHubError as exc:

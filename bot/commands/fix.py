@@ -18,13 +18,15 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot.analyze import RULES, analyze_source, iter_python_files
+from bot.analyze import RULES, analyze_source
 from bot.commands.common import add_config_options, fail, load_config, selected
 from bot.config import Config, ConfigError
+from bot.files import SourceError, SourcePath, display_path, iter_python_files, project_relative
 from bot.fix import FIXABLE, fix_source
 from bot.fix.text import error_text, split_lines
 from bot.migrate.scaffold import Created, create_missing
 from bot.model import Finding
+from bot.report.escape import line_start
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -51,21 +53,25 @@ class Tally:
     created: Created = field(default_factory=Created)
 
 
-def _read(path: Path) -> tuple[str, str]:
+def _read(entry: SourcePath, max_bytes: int) -> tuple[str, str]:
     """Text and encoding, line endings untouched (the diff and --write must keep CRLF files CRLF)."""
-    data = path.read_bytes()
+    data = entry.read(max_bytes)  # the same walk and safe read as `check`
     encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     return data.decode(encoding), encoding
 
 
-def fix_file(path: Path, shown: str, config: Config, wanted: set[str], unsafe: bool, tally: Tally) -> tuple[str, str, str] | None:
+def fix_file(entry: SourcePath, shown: str, config: Config, wanted: set[str], unsafe: bool, tally: Tally) -> tuple[str, str, str] | None:
     """(old, new, encoding) for one file, or None when it cannot be processed (recorded in ``tally``)."""
     try:
-        source, encoding = _read(path)
-    except (OSError, SyntaxError, UnicodeDecodeError, LookupError) as exc:
+        source, encoding = _read(entry, config.max_file_bytes)
+    except SourceError as exc:
+        tally.errors.append(f"{shown}: {exc}")
+        return None
+    except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
         tally.errors.append(f"{shown}: cannot read: {exc}")
         return None
-    result = analyze_source(shown, source, config)
+    # Exemptions match the path from the project root, exactly as in `check`, wherever fix is run from.
+    result = analyze_source(shown, source, config, project_path=project_relative(entry.path))
     if result.error is not None:
         tally.errors.append(f"{shown}: {result.error.message}")
         return None
@@ -109,13 +115,6 @@ def _diff(shown: str, old: str, new: str) -> str:
     return "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n" for line in lines)
 
 
-def _display(file: Path) -> str:
-    try:
-        return file.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return file.as_posix()
-
-
 def run(args: argparse.Namespace) -> int:
     paths = [Path(p) for p in args.paths]
     missing = [p for p in paths if not p.exists()]
@@ -128,23 +127,24 @@ def run(args: argparse.Namespace) -> int:
         return fail(str(exc))
     tally = Tally()
     texts: list[tuple[Path, str]] = []  # every file's fixed text: does the tree now import a missing module?
-    for file in iter_python_files(paths):
-        shown = _display(file)
-        outcome = fix_file(file, shown, config, wanted, args.unsafe_fixes, tally)
+    for entry in iter_python_files(paths):
+        shown = line_start(display_path(entry.path, Path.cwd()))  # a hostile name must not break the output
+        outcome = fix_file(entry, shown, config, wanted, args.unsafe_fixes, tally)
         if outcome is not None:
-            texts.append((file, outcome[1]))
+            texts.append((entry.path, outcome[1]))
         if outcome is None or outcome[0] == outcome[1]:
             continue
         old, new, encoding = outcome
         tally.files_changed += 1
         if args.write:
             try:
-                write_atomically(file, new.encode(encoding))
+                write_atomically(entry.path, new.encode(encoding))
             except (OSError, UnicodeEncodeError) as exc:
                 tally.errors.append(f"{shown}: cannot write: {error_text(exc)}")
         elif not args.check:
             sys.stdout.write(_diff(shown, old, new))
-    tally.created = create_missing(texts, config, write=args.write, show_diff=not args.check, display=_display)
+    tally.created = create_missing(texts, config, write=args.write, show_diff=not args.check,
+                                   display=lambda p: line_start(display_path(p, Path.cwd())))
     _summary(tally, args)
     return 1 if args.check and (tally.files_changed or tally.created.files) else 0
 

@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 
 from bot import config as config_module
-from bot.analyze import iter_python_files
 from bot.commands.common import fail
 from bot.commands.migrate_test import parse_env
 from bot.config import path_matches
+from bot.files import SourceError, iter_python_files
 from bot.migrate import report
 from bot.migrate.imports import broken_imports, check_imports
 from bot.migrate.pipeline import MigrateError, environment_for_tests
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     missing = [p for p in args.paths if not p.exists()]
     if missing:
         return fail(f"no such file or folder: {', '.join(map(str, missing))}")
-    files = list(iter_python_files(args.paths)) if args.paths else _predicate_users(tree, config)
+    files = [e.path for e in iter_python_files(args.paths)] if args.paths else _predicate_users(tree, config)
     if not files:
         print("imports: nothing to check (no module imports the predicate)")
         return 0
@@ -69,13 +69,14 @@ def _predicate_users(tree: Path, config: config_module.Config) -> list[Path]:
     test_root = config.ci.test_root.strip("/")
     module = tree.joinpath(*config.predicate_module.split("."), f"{config.predicate_name}.py")
     users = [module] if module.is_file() else []
-    for file in iter_python_files([tree]):
+    for entry in iter_python_files([tree]):
+        file = entry.path
         rel = file.relative_to(tree).as_posix()
         if test_root and path_matches(rel, test_root):
             continue
         try:
-            text = file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+            text = entry.read(config.max_file_bytes).decode("utf-8")
+        except (SourceError, UnicodeDecodeError):
             continue
         if file != module and imports_predicate(text, config):
             users.append(file)

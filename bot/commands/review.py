@@ -3,7 +3,8 @@
     pg-bot review --repo OWNER/NAME --pr N            # token from GITHUB_TOKEN; --api-url for GHE
     pg-bot review --diff FILE.patch --source DIR --dry-run
 
-Exit codes: 0 no new findings, 1 new findings (on added lines), 2 usage/config error, 3 GitHub API failure.
+Exit codes: 0 no new findings, 1 new findings (on added lines), 2 usage/config error, 3 GitHub API failure,
+4 internal error (bot.cli). A file that cannot be read or analysed is listed in the summary; the run goes on.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 import os
 import re
 import sys
+import traceback
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,11 +22,21 @@ from bot.analyze import analyze_source
 from bot.commands.common import fail
 from bot.config import Config, ConfigError
 from bot.config import load as load_config
-from bot.diff import DiffError, FileChange, apply, from_api_files, from_texts, is_python, parse_patch
+from bot.diff import (
+    DiffError,
+    FileChange,
+    apply,
+    from_api_files,
+    from_texts,
+    git_lines,
+    is_python,
+    parse_patch,
+)
 from bot.fix import Suggestion, suggestion_for
-from bot.github import DEFAULT_API_URL, GitHubClient, GitHubError, PullFacts, default_retry
+from bot.github import DEFAULT_API_URL, DEFAULT_APP_LOGIN, GitHubClient, GitHubError, PullFacts, default_retry
 from bot.model import Finding
 from bot.report import summary
+from bot.report.escape import printable
 from bot.report.github_review import (
     AnalyzedFile,
     Outcome,
@@ -46,6 +58,11 @@ def register(parser: argparse.ArgumentParser) -> None:
     online.add_argument("--api-url", default=os.environ.get("GITHUB_API_URL", DEFAULT_API_URL),
                         help="REST API root (GitHub Enterprise: https://HOST/api/v3; default: $GITHUB_API_URL or "
                              "api.github.com)")
+    online.add_argument("--bot-login", default=os.environ.get("PG_BOT_LOGIN") or None, metavar="LOGIN",
+                        help="the login GITHUB_TOKEN acts as, when it is a GitHub App's installation token: "
+                             f"`<app-slug>[bot]` (default: $PG_BOT_LOGIN; else asked of GET /user for a user "
+                             f"token, and {DEFAULT_APP_LOGIN} for Actions' own token). Only comments by this login "
+                             "are taken for pg-bot's")
     online.add_argument("--retries", type=int, default=6, help="retries on 5xx / rate limits (default 6)")
     online.add_argument("--backoff", type=float, default=1.0,
                         help="exponential backoff factor in seconds (Retry-After wins when GitHub sends it)")
@@ -78,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     suggest = _suggester(config)
     if args.diff is not None:
         try:
-            text = args.diff.read_text(encoding="utf-8")
+            text = _read(args.diff)
         except (OSError, UnicodeDecodeError) as exc:
             return fail(f"cannot read {args.diff}: {exc}")
         if not args.source.is_dir():
@@ -92,11 +109,12 @@ def run(args: argparse.Namespace) -> int:
         return 1 if plan.new or plan.to_summary else 0
     token = os.environ.get("GITHUB_TOKEN") or None
     try:
-        client = GitHubClient(token, args.repo, base_url=args.api_url,
+        client = GitHubClient(token, args.repo, base_url=args.api_url, login=args.bot_login,
                               retry=default_retry(total=args.retries, backoff_factor=args.backoff))
         facts = client.pull(args.pr)
         files = online_files(client, facts, config)
-        plan = plan_review(files, client.list_review_comments(args.pr), facts.head_sha, suggest)
+        plan = plan_review(files, client.list_review_comments(args.pr), facts.head_sha, suggest,
+                           me=client.identity())
         if args.dry_run:
             print(render_dry_run(plan, args.format))
         else:
@@ -114,7 +132,9 @@ def _suggester(config: Config) -> Suggest:
         try:
             return suggestion_for(source, finding, config)
         except Exception as exc:  # a fixer bug must not sink the whole review: comment without a suggestion
-            print(f"pg-bot: no suggestion for {finding.path}:{finding.line} {finding.code}: {exc!r}", file=sys.stderr)
+            # the job log runs workflow commands: a PR's file name is printed only escaped
+            print(f"pg-bot: no suggestion for {printable(finding.path)}:{finding.line} {finding.code}: "
+                  f"{printable(repr(exc))}", file=sys.stderr)
             return None
 
     return suggest
@@ -137,7 +157,12 @@ def _analysed(change: FileChange, data: bytes, config: Config) -> AnalyzedFile:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         return AnalyzedFile(change, error=f"not UTF-8 text ({exc.reason} at byte {exc.start})")
-    return AnalyzedFile(change, source=text, result=analyze_source(change.path, text, config))
+    try:
+        result = analyze_source(change.path, text, config)
+    except Exception as exc:  # e.g. RecursionError on a pathological file: it costs that file, not the review
+        traceback.print_exc()
+        return AnalyzedFile(change, error=f"pg-bot failed on this file ({type(exc).__name__}: {exc})")
+    return AnalyzedFile(change, source=text, result=result)
 
 
 def offline_files(patch_text: str, source: Path, config: Config) -> list[AnalyzedFile]:
@@ -149,35 +174,52 @@ def offline_files(patch_text: str, source: Path, config: Config) -> list[Analyze
         if reason:
             out.append(AnalyzedFile(change, skipped=reason))
             continue
-        base = source / (change.old_path or change.path)
-        here = source / change.path
         try:
-            if change.status != "added" and not base.is_file():
-                raise DiffError(f"{change.path}: {base} is not in --source")
-            old = base.read_text(encoding="utf-8") if change.status != "added" else ""
-            new = apply(old, change) if change.patched is not None else old
+            new = _new_text(source, change)
         except DiffError as exc:
-            if here.is_file() and _holds_new_side(here.read_text(encoding="utf-8"), change):
-                new = here.read_text(encoding="utf-8")
-            else:
-                out.append(AnalyzedFile(change, error=str(exc).removeprefix(f"{change.path}:").strip()))
-                continue
-        except (OSError, UnicodeDecodeError) as exc:
-            out.append(AnalyzedFile(change, error=f"cannot read {base}: {exc}"))
+            out.append(AnalyzedFile(change, error=str(exc).removeprefix(f"{change.path}:").strip()))
             continue
         out.append(_analysed(change, new.encode("utf-8"), config))
     return out
 
 
+def _new_text(source: Path, change: FileChange) -> str:
+    """The patch applied to its file under ``source``, or that file as it is when it already holds the new side.
+    Every problem (missing, unreadable, not UTF-8, not applying) is a DiffError for this file."""
+    base = source / (change.old_path or change.path)
+    here = source / change.path
+    try:
+        if change.status != "added" and not base.is_file():
+            raise DiffError(f"{change.path}: {base} is not in --source")
+        old = _read(base) if change.status != "added" else ""
+        return apply(old, change) if change.patched is not None else old
+    except DiffError:
+        try:
+            if here.is_file() and _holds_new_side(text := _read(here), change):
+                return text
+        except (OSError, UnicodeDecodeError):
+            pass
+        raise
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DiffError(f"cannot read {base}: {exc}") from exc
+
+
+def _read(path: Path) -> str:
+    """A file's text exactly: no newline translation (``read_text`` turns a lone CR into a line break, which
+    would move every line after it against the patch, which git numbers)."""
+    return path.read_bytes().decode("utf-8")
+
+
 def _holds_new_side(text: str, change: FileChange) -> bool:
-    lines = text.splitlines()
+    lines = [line.removesuffix("\n") for line in git_lines(text)]
     pf = change.patched
     if pf is None:
         return False
     return all(
         # unidiff gives every added and context line a target_line_no; the None check only narrows the type
         ln.target_line_no is not None
-        and 0 < ln.target_line_no <= len(lines) and lines[ln.target_line_no - 1] == ln.value.rstrip("\r\n")
+        and 0 < ln.target_line_no <= len(lines)
+        and lines[ln.target_line_no - 1].rstrip("\r") == ln.value.rstrip("\r\n")
         for hunk in pf for ln in hunk if ln.is_added or ln.is_context
     )
 
@@ -187,6 +229,9 @@ def online_files(client: GitHubClient, facts: PullFacts, config: Config) -> list
     of Python files touched, not with the number of findings."""
     out = []
     for change in from_api_files(client.pull_files(facts.number)):
+        if isinstance(change, DiffError):  # e.g. a patch GitHub sent that does not parse: that file only
+            out.append(_unparsed(change))
+            continue
         reason = _skip_reason(change)
         if reason:
             out.append(AnalyzedFile(change, skipped=reason))
@@ -207,6 +252,11 @@ def online_files(client: GitHubClient, facts: PullFacts, config: Config) -> list
             continue
         out.append(_analysed(change, data, config))
     return out
+
+
+def _unparsed(error: DiffError) -> AnalyzedFile:
+    path = error.path or "?"
+    return AnalyzedFile(FileChange(path=path, status="modified"), error=str(error).removeprefix(f"{path}: "))
 
 
 def _patch_sha(text: str) -> str:

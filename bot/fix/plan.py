@@ -1,6 +1,6 @@
 """Findings -> rewrite plans: what to change, whether it is behaviour-preserving, and why (no CST editing here).
 
-Each rule has one planner. A planner reads the finding's spans and ``data`` (docs/contracts.md), proves the
+Each rule has one planner. A planner reads the finding's typed payload (docs/contracts.md), proves the
 rewrite with :mod:`bot.fix.equivalence` (an allow-listed AST interpreter: nothing is ever evaluated), and returns
 the operations the codemod performs, or raises :class:`Refused` with a reason a reviewer can read. A rewrite the
 interpreter cannot prove becomes a suggestion that says why, never applied by ``pg-bot fix``.
@@ -12,13 +12,24 @@ import ast
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeVar
 
 from bot.analyze.names import dotted, package_of
 from bot.config import Config
 from bot.fix.equivalence import STATES, Comparison, Unprovable, Vocabulary, compare, parse_expr, snippet
 from bot.fix.text import code, error_text, slice_span
-from bot.model import Finding, Span
+from bot.model import (
+    CachedSizePayload,
+    ContiguousPayload,
+    CopyPayload,
+    Finding,
+    GuardPayload,
+    NoneOnlyPayload,
+    SizeOnlyPayload,
+    Span,
+    SplitGuardPayload,
+    UnguardedPayload,
+)
 
 
 class Refused(Exception):
@@ -139,7 +150,7 @@ class Context:
         except ValueError as exc:
             raise Refused(str(exc)) from exc
 
-    def span_of(self, node: ast.expr) -> Span | None:
+    def span_of(self, node: ast.expr | ast.stmt) -> Span | None:
         """``node``'s span in characters (ast counts UTF-8 bytes within a line)."""
         end_line, end_col = node.end_lineno, node.end_col_offset
         if end_line is None or end_col is None or not (1 <= node.lineno <= end_line <= len(self.lines)):
@@ -159,8 +170,28 @@ class Context:
                     self._exprs.setdefault(where, node)
         found = self._exprs.get(span)
         if found is None:
-            raise Refused(f"no expression at {span.line}:{span.col + 1}-{span.end_line}:{span.end_col + 1}")
+            raise Refused(f"no expression at {_where(span)}")
         return found
+
+    def stmt_at(self, span: Span) -> ast.stmt:
+        """The statement whose span is exactly ``span``."""
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.stmt) and self.span_of(node) == span:
+                return node
+        raise Refused(f"no statement at {_where(span)}")
+
+    def def_at(self, span: Span, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef:
+        """The function ``name`` whose `def` starts where ``span`` starts."""
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name:
+                where = self.span_of(node)
+                if where is not None and (where.line, where.col) == (span.line, span.col):
+                    return node
+        raise Refused(f"no `def {name}` at {span.line}:{span.col + 1}")
+
+
+def _where(span: Span) -> str:
+    return f"{span.line}:{span.col + 1}-{span.end_line}:{span.end_col + 1}"
 
 
 def make_context(source: str, lines: list[str], config: Config, path: str | None = None) -> Context:
@@ -173,19 +204,16 @@ def make_context(source: str, lines: list[str], config: Config, path: str | None
 # ------------------------------------------------------------------ helpers
 
 
-def _span(finding: Finding, key: str) -> Span:
-    return _as_span(finding.data.get(key), f"{finding.code} finding lacks data[{key!r}] (a Span)")
+P = TypeVar("P")
 
 
-def _as_span(value: Any, error: str) -> Span:
-    """Spans arrive as Span, or as a dict / 4-list after a JSON round trip."""
-    if isinstance(value, Span):
-        return value
-    if isinstance(value, Mapping) and {"line", "col", "end_line", "end_col"} <= set(value):
-        return Span(int(value["line"]), int(value["col"]), int(value["end_line"]), int(value["end_col"]))
-    if isinstance(value, Sequence) and not isinstance(value, str) and len(value) == 4:
-        return Span(*(int(v) for v in value))
-    raise Refused(f"{error}; cannot locate the rewrite")
+def _payload(finding: Finding, kind: type[P]) -> P:
+    """The finding's payload, which must be a ``kind``: the planner works from its attributes alone."""
+    payload = finding.payload
+    if isinstance(payload, kind):
+        return payload
+    got = f"a {type(payload).__name__}" if payload is not None else "no payload"
+    raise Refused(f"{finding.code} finding carries {got}, not a {kind.__name__}; cannot locate the rewrite")
 
 
 def _group(finding: Finding) -> str:
@@ -244,17 +272,19 @@ def _judge(comparison: Comparison, intended: str) -> tuple[bool, str]:
 
 def _full_guard(finding: Finding, ctx: Context) -> Plan:
     group = _group(finding)
-    if finding.kind == "split":
+    if finding.kind == "split" or isinstance(finding.payload, SplitGuardPayload):
+        split = _payload(finding, SplitGuardPayload)
         call = ctx.call(group, negative=finding.code == "PG102")
         raise Refused(
-            f"the guard is split over several statements (lines {_span(finding, 'none_check').line} and "
-            f"{_span(finding, 'size_check').line}): merge them by hand into one {code(call)} test")
-    checks = _span(finding, "none_check"), _span(finding, "size_check")
-    chain_span = _span(finding, "chain")
+            f"the guard is split over several statements (lines {split.none_check.line} and "
+            f"{split.size_check.line}): merge them by hand into one {code(call)} test")
+    guard = _payload(finding, GuardPayload)
+    checks = guard.none_check, guard.size_check
+    chain_span = guard.chain
     chain = ctx.expr_at(chain_span)
     kind = ast.Or if finding.kind == "or" else ast.And
     if not (isinstance(chain, ast.BoolOp) and isinstance(chain.op, kind)):
-        raise Refused(f"data['chain'] is not an `{kind.__name__.lower()}` chain")
+        raise Refused(f"the payload's chain is not an `{kind.__name__.lower()}` chain")
     spans = [ctx.span_of(v) for v in chain.values]
     if not all(c in spans for c in checks):
         raise Refused("the guard's two checks are not operands of its chain")
@@ -267,8 +297,7 @@ def _full_guard(finding: Finding, ctx: Context) -> Plan:
         first_span, last_span = spans[first], spans[last]
         assert first_span is not None and last_span is not None
         ops = [RewriteChain(chain_span, first_span, last_span, new)]
-    via, fallback = finding.data.get("size_via"), finding.data.get("size_when_none")
-    sizes = {via: fallback if isinstance(fallback, int) else None} if isinstance(via, str) else {}
+    sizes = {guard.size_via: guard.size_when_none} if guard.size_via is not None else {}
     try:
         comparison = _prove_chain(ctx, chain, first, last, new, group, sizes)
     except Unproven as exc:
@@ -348,12 +377,12 @@ def _quote(ctx: Context, node: ast.expr) -> str:
         return f"a {type(node).__name__}"
 
 
-def _test_replacement(finding: Finding, ctx: Context, intended: str) -> Plan:
+def _test_replacement(finding: Finding, ctx: Context, intended: str, via: str | None = None) -> Plan:
+    """``via``: the local name the size was read through (`ws = get_world_size(group=g)`), if any."""
     group = _group(finding)
     negative = finding.kind == "negative"
     new = ctx.call(group, negative)
-    via = finding.data.get("via")  # the size was read through a local name (`ws = get_world_size(group=g)`)
-    sizes = [via] if isinstance(via, str) and via.replace(".", "_").isidentifier() else []
+    sizes = [via] if via is not None and via.replace(".", "_").isidentifier() else []
     ops: list[Op] = [ReplaceExpr(finding.span, new)]
     try:
         old = parse_expr(ctx.text(finding.span), "test")
@@ -368,11 +397,14 @@ def _test_replacement(finding: Finding, ctx: Context, intended: str) -> Plan:
 
 
 def _partial_none(finding: Finding, ctx: Context) -> Plan:
+    _payload(finding, NoneOnlyPayload)
     return _test_replacement(finding, ctx, "the None-only check also let single-rank and non-member groups through")
 
 
 def _partial_size(finding: Finding, ctx: Context) -> Plan:
-    return _test_replacement(finding, ctx, "the size-only check reduced over the WORLD when the group is None")
+    size = _payload(finding, SizeOnlyPayload)
+    return _test_replacement(
+        finding, ctx, "the size-only check reduced over the WORLD when the group is None", via=size.via)
 
 
 # Collectives whose skipping is invisible for a single-rank or non-member group: they only update their own
@@ -382,9 +414,10 @@ _SKIPPABLE_EXTRA = frozenset({"barrier", "monitored_barrier"})
 
 def _unguarded(finding: Finding, ctx: Context) -> Plan:
     group = _group(finding)
-    statement = _span(finding, "statement")
-    collective = str(finding.data.get("collective") or "the collective")
-    if finding.data.get("result_used", True):
+    unguarded = _payload(finding, UnguardedPayload)
+    statement = unguarded.statement
+    collective = unguarded.collective or "the collective"
+    if unguarded.result_used:
         raise Refused(
             f"the result of `{collective}` is used, so skipping the call would leave it undefined; "
             f"guard the surrounding code with `if {ctx.call(group)}:` by hand"
@@ -419,22 +452,18 @@ def _dimension(group: str, attribute: str) -> str:
 
 
 def _cached_size(finding: Finding, ctx: Context) -> Plan:
-    attribute = finding.data.get("attribute")
-    if not isinstance(attribute, str) or "." not in attribute:
-        raise Refused("PG106 finding lacks data['attribute'] (e.g. `self.world_size`)")
-    assignment = _span(finding, "assignment")
-    try:
-        stmt = ast.parse(ctx.text(assignment).strip()).body[0]
-    except (SyntaxError, IndexError) as exc:
-        raise Refused(f"the cached assignment at line {assignment.line} does not parse alone") from exc
-    value = getattr(stmt, "value", None)
-    if not (isinstance(value, ast.Call) and isinstance(stmt, ast.Assign | ast.AnnAssign)):
+    cached_size = _payload(finding, CachedSizePayload)
+    attribute = cached_size.attribute
+    if "." not in attribute:
+        raise Refused(f"the cached size {code(snippet(attribute))} is not an attribute (e.g. `self.world_size`)")
+    assignment = cached_size.assignment
+    if assignment is None:
+        raise Refused(f"no assignment of {code(snippet(attribute))} found in its class; cache the predicate by hand")
+    node = ctx.stmt_at(assignment)
+    value = getattr(node, "value", None)
+    if not (isinstance(value, ast.Call) and isinstance(node, ast.Assign | ast.AnnAssign)):
         raise Refused(f"line {assignment.line} does not assign a get_world_size(...) call")
-    node = next(
-        (n for n in ast.walk(ctx.tree) if isinstance(n, ast.Assign | ast.AnnAssign) and n.lineno == assignment.line),
-        None,
-    )
-    if node is None or not isinstance(ctx.parents.get(node), ast.FunctionDef | ast.AsyncFunctionDef):
+    if not isinstance(ctx.parents.get(node), ast.FunctionDef | ast.AsyncFunctionDef):
         # A flag set next to a conditional assignment would be missing on the other paths.
         raise Refused(f"the cached size is assigned conditionally (line {assignment.line}); cache the predicate by hand")
     group_node = value.args[0] if value.args else next((k.value for k in value.keywords if k.arg == "group"), None)
@@ -444,8 +473,8 @@ def _cached_size(finding: Finding, ctx: Context) -> Plan:
     if dotted(group_node) is None:
         raise Refused(f"the cached size measures {code(snippet(group))}, not a named group; cache the predicate by hand")
     base = attribute.rsplit(".", 1)[0]
-    suggested = finding.data.get("cache_attribute")  # the analyzer's message names it: use the same name
-    if isinstance(suggested, str) and re.fullmatch(rf"{re.escape(base)}\.[A-Za-z_]\w*", suggested):
+    suggested = cached_size.cache_attribute  # the analyzer's message names it: use the same name
+    if re.fullmatch(rf"{re.escape(base)}\.[A-Za-z_]\w*", suggested):
         cached = suggested
     else:
         cached = f"{base}.is_{_dimension(group, attribute)}_parallel"
@@ -468,19 +497,12 @@ def _cached_size(finding: Finding, ctx: Context) -> Plan:
     return Plan(finding, ops, safe, note, comparison)
 
 
-def _find_def(ctx: Context, line: int, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef:
-    for node in ast.walk(ctx.tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name and node.lineno == line:
-            return node
-    raise Refused(f"no `def {name}` at line {line}")
-
-
 def _predicate_copy(finding: Finding, ctx: Context) -> Plan:
-    name = finding.data.get("name")
-    if not isinstance(name, str):
-        raise Refused("PG107 finding lacks data['name'] (the copy's name)")
-    calls = [_as_span(c, "PG107 data['calls'] holds a non-Span") for c in finding.data.get("calls") or []]
-    node = _find_def(ctx, finding.span.line, name)
+    copy = _payload(finding, CopyPayload)
+    name, calls = copy.name, copy.calls
+    if finding.kind == "lambda":
+        raise Refused(f"`{name}` is a lambda: replace its calls with `{ctx.call('...')}` and remove it by hand")
+    node = ctx.def_at(finding.span, name)
     body = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
     if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
         raise Refused(f"`{name}` does more than return a guard; replace its calls by hand")
@@ -489,7 +511,7 @@ def _predicate_copy(finding: Finding, ctx: Context) -> Plan:
         raise Refused(f"`{name}` takes *args/**kwargs or keyword-only parameters; its calls cannot be mapped")
     defaults = dict(zip(params[len(params) - len(node.args.defaults) :], map(ast.unparse, node.args.defaults), strict=True))
     group = _group(finding)
-    negated = bool(finding.data.get("negated"))
+    negated = copy.negated
     delegate = ReplaceReturn(node.lineno, name, ctx.call(group, negated))
     try:
         comparison = _compare(ctx, body[0].value, ctx.call(group, negated), group)
@@ -497,6 +519,8 @@ def _predicate_copy(finding: Finding, ctx: Context) -> Plan:
         return _unproven(finding, [delegate], str(exc))
     safe, note = _judge(comparison, f"`{name}` was not the predicate")
     parent = ctx.parents.get(node)
+    # How a call binds the first parameter follows Python's rule for a def in a class body, not the payload's
+    # `method` (the analyzer's "self/cls first" reading): a method whose receiver has another name binds too.
     method = isinstance(parent, ast.ClassDef) and not any(
         isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list
     )
@@ -535,11 +559,10 @@ _SIMPLE_REF = (ast.Name, ast.Attribute, ast.Subscript, ast.Constant, ast.Load, a
 
 
 def _discarded_contiguous(finding: Finding, ctx: Context) -> Plan:
-    tensor = finding.data.get("tensor")
-    if not isinstance(tensor, str):
-        raise Refused("PG108 finding lacks data['tensor']")
-    statement = _span(finding, "statement")
-    if finding.data.get("result_used"):
+    contiguous = _payload(finding, ContiguousPayload)
+    tensor = contiguous.tensor
+    statement = contiguous.statement
+    if contiguous.result_used:
         raise Refused(
             "the collective's result is used (assigned or returned, e.g. an async handle): the copy-back must "
             "follow `wait()`; fix by hand"
@@ -558,7 +581,7 @@ def _discarded_contiguous(finding: Finding, ctx: Context) -> Plan:
     n = 2
     while temp in used:
         temp, n = f"{stem}_c{n}", n + 1
-    collective = str(finding.data.get("collective") or "the collective")
+    collective = contiguous.collective or "the collective"
     note = (
         f"unsafe fix: `{collective}` now writes into a named contiguous copy that is copied back into {code(tensor)}. "
         f"It changes the result only when {code(tensor)} is not contiguous (the old code lost the reduction there); "
@@ -587,5 +610,5 @@ def plan(finding: Finding, ctx: Context) -> Plan:
         return planner(finding, ctx)
     except Refused:
         raise
-    except Exception as exc:  # malformed finding data (or absurdly nested code) must not crash the run
+    except Exception as exc:  # a malformed payload (or absurdly nested code) must not crash the run
         raise Refused(f"cannot plan a fix: {error_text(exc)}") from exc

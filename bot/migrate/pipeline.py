@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot import config as config_module
-from bot.analyze import iter_python_files
 from bot.commands.fix import Tally, fix_file, write_atomically
 from bot.config import Config, path_matches
+from bot.files import iter_python_files
 from bot.fix import FIXABLE
 from bot.migrate.compare import Comparison, compare
 from bot.migrate.imports import ImportCheck, ImportResult, broken_imports, check_imports
@@ -149,13 +149,14 @@ def plan_fixes(tree: Path, config: Config, unsafe: bool) -> tuple[dict[Path, Pla
     test_root = config.ci.test_root.strip("/")
     planned: dict[Path, Planned] = {}
     errors: list[str] = []
-    for file in iter_python_files([tree]):
+    for entry in iter_python_files([tree]):
+        file = entry.path
         rel = file.relative_to(tree).as_posix()
         if test_root and path_matches(rel, test_root):
             continue
         tally = Tally()  # one per file: with --area only some files are written, and only they count
         # Shown (and exemption-matched) as the path from the tree's root, wherever pg-bot runs from.
-        outcome = fix_file(file, rel, config, set(FIXABLE), unsafe, tally)
+        outcome = fix_file(entry, rel, config, set(FIXABLE), unsafe, tally)
         errors.extend(tally.errors)
         if outcome is not None:
             planned[file] = Planned(*outcome, tally.applied, tally.refused)

@@ -17,6 +17,7 @@ from pathlib import Path
 from string import Template
 
 from bot.config import Config
+from bot.files import package_base
 
 MODULE_TEMPLATE = "pg_utils.py.tmpl"
 TEST_TEMPLATE = "test_pg_utils.py.tmpl"
@@ -50,17 +51,16 @@ def render(name: str, config: Config) -> str:
 def import_root(file: Path) -> tuple[Path, str] | None:
     """(folder on sys.path, dotted module name) for a file inside a package; None outside one.
 
-    The root is the parent of the outermost folder with an ``__init__.py``: where the file's own absolute
-    imports (``from deepspeed.comm import pg_utils``) resolve from.
+    The root is the parent of the outermost folder with an ``__init__.py`` (`bot.files.package_base`): where the
+    file's own absolute imports (``from deepspeed.comm import pg_utils``) resolve from.
     """
-    folder = file.resolve().parent
-    if not (folder / "__init__.py").is_file():
+    root = package_base(file)
+    if root is None:
         return None
-    parts = [] if file.name == "__init__.py" else [file.stem]
-    while (folder / "__init__.py").is_file() and folder.parent != folder:
-        parts.insert(0, folder.name)
-        folder = folder.parent
-    return folder, ".".join(parts)
+    parts = list((file.parent.resolve() / file.name).relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return root, ".".join(parts)
 
 
 def imports_predicate(source: str, config: Config) -> bool:

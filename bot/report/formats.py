@@ -6,12 +6,13 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import quote
 
-from bot import __version__
+from bot import __version__, links
 from bot.model import FileResult, Finding, Rule, Severity
+from bot.report.escape import json_text, line_start, printable
 
 FORMATS = ("text", "json", "sarif", "github")
-RULE_DOCS_URL = "https://github.com/deepspeedai/pg-bot/blob/main/README.md#{anchor}"
 
 
 def findings_of(results: Sequence[FileResult]) -> list[Finding]:
@@ -19,8 +20,14 @@ def findings_of(results: Sequence[FileResult]) -> list[Finding]:
 
 
 def text(results: Sequence[FileResult]) -> str:
-    lines = [f"{f.path}:{f.span.line}:{f.span.col + 1}: {f.code} {f.message}" for f in findings_of(results)]
-    lines += [f"{r.path}:1:1: PG000 could not analyse: {r.error.message}" for r in results if r.error]
+    """One line per finding; file names and messages escaped (bot.report.escape): one line stays one line."""
+    lines = [
+        f"{line_start(f.path)}:{f.span.line}:{f.span.col + 1}: {f.code} {printable(f.message)}"
+        for f in findings_of(results)
+    ]
+    lines += [
+        f"{line_start(r.path)}:1:1: PG000 could not analyse: {printable(r.error.message)}" for r in results if r.error
+    ]
     return "\n".join(lines)
 
 
@@ -41,7 +48,7 @@ def as_json(results: Sequence[FileResult]) -> str:
         "errors": [{"path": r.path, "message": r.error.message} for r in results if r.error],
         "migrated": {r.path: r.migrated for r in results if r.migrated},
     }
-    return json.dumps(payload, indent=2, sort_keys=True)
+    return json_text(json.dumps(payload, indent=2, sort_keys=True))
 
 
 _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "note"}
@@ -50,12 +57,13 @@ _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.N
 def sarif(results: Sequence[FileResult], rules: dict[str, Rule]) -> str:
     used = sorted({f.code for f in findings_of(results)} | set(rules))
     index = {code: i for i, code in enumerate(used)}
+    page = links.rules_page()
     run: dict[str, Any] = {
         "tool": {
             "driver": {
                 "name": "pg-bot",
                 "version": __version__,
-                "informationUri": "https://github.com/deepspeedai/pg-bot",
+                "informationUri": page,
                 "rules": [
                     {
                         "id": code,
@@ -64,7 +72,7 @@ def sarif(results: Sequence[FileResult], rules: dict[str, Rule]) -> str:
                         "fullDescription": {"text": rules[code].why},
                         "help": {"text": f"{rules[code].why}\n\nFix: {rules[code].fix}",
                                  "markdown": f"{rules[code].why}\n\n**Fix:** {rules[code].fix}"},
-                        "helpUri": RULE_DOCS_URL.format(anchor=code.lower()),
+                        "helpUri": links.rule_url(code, page),
                     }
                     for code in used
                 ],
@@ -79,7 +87,7 @@ def sarif(results: Sequence[FileResult], rules: dict[str, Rule]) -> str:
                 "locations": [
                     {
                         "physicalLocation": {
-                            "artifactLocation": {"uri": f.path, "uriBaseId": "%SRCROOT%"},
+                            "artifactLocation": {"uri": _uri(f.path), "uriBaseId": "%SRCROOT%"},
                             "region": {
                                 "startLine": f.span.line,
                                 "startColumn": f.span.col + 1,
@@ -100,7 +108,7 @@ def sarif(results: Sequence[FileResult], rules: dict[str, Rule]) -> str:
                     {
                         "level": "warning",
                         "message": {"text": f"could not analyse: {r.error.message}"},
-                        "locations": [{"physicalLocation": {"artifactLocation": {"uri": r.path}}}],
+                        "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(r.path)}}}],
                     }
                     for r in results
                     if r.error
@@ -113,7 +121,13 @@ def sarif(results: Sequence[FileResult], rules: dict[str, Rule]) -> str:
         "version": "2.1.0",
         "runs": [run],
     }
-    return json.dumps(doc, indent=2)
+    return json_text(json.dumps(doc, indent=2))
+
+
+def _uri(path: str) -> str:
+    """A relative URI reference for a path (SARIF wants URIs): `#`, `?`, `%`, spaces and control characters
+    percent-encoded, so a name can neither add a fragment nor break the line it is printed on."""
+    return quote(path, safe="/", errors="surrogateescape")
 
 
 def _fingerprint(f: Finding) -> str:
@@ -127,19 +141,28 @@ def github(results: Sequence[FileResult]) -> str:
     for f in findings_of(results):
         level = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}[f.severity]
         props = (
-            f"file={_prop(f.path)},line={f.span.line},col={f.span.col + 1},"
+            f"file={_file(f.path)},line={f.span.line},col={f.span.col + 1},"
             f"endLine={f.span.end_line},endColumn={f.span.end_col + 1},title={_prop(f.code)}"
         )
-        lines.append(f"::{level} {props}::{_data(f.code + ' ' + f.message)}")
+        lines.append(f"::{level} {props}::{_data(printable(f.code + ' ' + f.message))}")
     for r in results:
         if r.error:
-            lines.append(f"::warning file={_prop(r.path)},title=PG000::{_data('could not analyse: ' + r.error.message)}")
+            message = printable("could not analyse: " + r.error.message)
+            lines.append(f"::warning file={_file(r.path)},title=PG000::{_data(message)}")
     return "\n".join(lines)
 
 
 def _data(value: str) -> str:
+    """The escapes the runner undoes in a command's data; a CR or LF left raw would end the command."""
     return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def _prop(value: str) -> str:
+    """Property values: also `:` and `,`, which would end the property (or the property list)."""
     return _data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def _file(path: str) -> str:
+    # CR and LF are encoded exactly (the runner decodes them: the annotation lands on the real file); any
+    # other control character is escaped like in the text format.
+    return _prop(printable(path, keep="\r\n"))

@@ -1,10 +1,17 @@
 """Plan and post one PR review: pure planning over findings, suggestions and the comments already on the PR,
 then a poster that turns the plan into a bounded number of requests (one review create, however many findings).
 
-Every inline comment carries ``<!-- pg-bot:finding CODE path fingerprint -->``. The fingerprint hashes what the
-finding is (rule, file, function, group, the flagged text, its occurrence) and not its line number, so a rerun or
-a push that only moves code recognises the comment already made; a comment whose finding is gone is edited to
+Every inline comment starts with ``<!-- pg-bot:finding CODE path fingerprint -->``. The fingerprint hashes what
+the finding is (rule, file, function, group, the flagged text, its occurrence) and not its line number, so a rerun
+or a push that only moves code recognises the comment already made; a comment whose finding is gone is edited to
 say so (``... resolved -->``), and one GitHub marks outdated while its finding lives on is superseded by a new one.
+
+Trust: only comments written by pg-bot's own identity (``me``), with the marker at the very start of the body,
+count as pg-bot's; anyone else's comment is never skipped for, edited or resolved, whatever it quotes. Everything
+echoed from the PR goes through ``bot.report.markdown`` (inert code spans and text, no ``<!--``).
+
+Lines: findings and suggestions come numbered as Python counts lines (a lone ``\\r`` ends one); comments are
+placed, and suggestions cut, by git's numbering (only ``\\n`` does), which is what GitHub's diff uses.
 """
 
 from __future__ import annotations
@@ -13,15 +20,16 @@ import hashlib
 import re
 import urllib.parse
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from bot import links
 from bot.analyze import RULES
-from bot.diff import FileChange
+from bot.diff import FileChange, LineMap
 from bot.fix import Suggestion
 from bot.github import Comment, GitHubError
-from bot.model import FileError, FileResult, Finding
-from bot.report.formats import RULE_DOCS_URL
+from bot.model import FileError, FileResult, Finding, Span
+from bot.report.markdown import code_block, prose
 
 SUMMARY_MARKER = "<!-- pg-bot:summary -->"
 _FINDING_MARKER = re.compile(
@@ -45,7 +53,8 @@ class AnalyzedFile:
 
 @dataclass(frozen=True)
 class Item:
-    """A finding with its fingerprint, suggestion and where it goes."""
+    """A finding with its fingerprint, suggestion and where it goes. The finding's and the suggestion's lines
+    are git's here (``plan_review`` translates them), as GitHub shows the file."""
 
     finding: Finding
     fingerprint: str
@@ -54,6 +63,7 @@ class Item:
     line: int | None = None
     one_click: bool = False  # the range matches the suggestion, so it is a ```suggestion block
     reason: str = ""  # why it is not inline
+    not_one_click: str = "outside this diff's hunk"  # why an inline comment's suggestion is not one-click
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -92,7 +102,8 @@ def marker(code: str, path: str, fingerprint: str, state: str | None = None) -> 
 
 
 def parse_marker(body: str) -> tuple[tuple[str, str, str], str | None] | None:
-    m = _FINDING_MARKER.search(body)
+    """The finding marker that starts ``body`` (a marker anywhere else is a quote, not ours)."""
+    m = _FINDING_MARKER.match(body)
     if m is None:
         return None
     return (m["code"], urllib.parse.unquote(m["path"]), m["fp"]), m["state"]
@@ -100,51 +111,33 @@ def parse_marker(body: str) -> tuple[tuple[str, str, str], str | None] | None:
 
 def fingerprints(source: str, findings: Sequence[Finding]) -> list[str]:
     """Line-independent identities: the same finding keeps its fingerprint when code above it moves."""
-    lines = source.splitlines()
+    lines = LineMap(source)  # the findings' lines are Python's
     seen: dict[str, int] = {}
     out = []
     for f in findings:
-        text = " ".join(" ".join(lines[f.span.line - 1:f.span.end_line]).split())
+        last = min(f.span.end_line, lines.python_line_count)
+        text = " ".join(" ".join(lines.python_line(n) for n in range(f.span.line, last + 1)).split())
         base = "|".join((f.code, f.path, f.function or "", f.group or "", text))
         seen[base] = seen.get(base, 0) + 1
         out.append(hashlib.sha1(f"{base}|{seen[base]}".encode()).hexdigest()[:12])
     return out
 
 
-def code_span(text: str) -> str:
-    """Inline code that no backtick inside ``text`` can close: PR file names are data, never markup."""
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{'`' * (longest + 1)}{pad}{text}{pad}{'`' * (longest + 1)}"
-
-
-def code_block(text: str, info: str) -> str:
-    """A fenced block that a fence-like line in ``text`` (PR code) cannot end early."""
-    longest = max((len(m) for m in re.findall(r"^\s*(`{3,})", text, re.MULTILINE)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}{info}\n{text}\n{fence}"
-
-
-def no_mentions(text: str) -> str:
-    return text.replace("@", "@\u200b")  # a name quoted from PR code must not notify anyone
-
-
 def rule_link(code: str) -> str:
-    return RULE_DOCS_URL.format(anchor=code.lower())
+    return links.rule_url(code)
 
 
 def comment_body(item: Item, rule_name: str = "") -> str:
     f, s = item.finding, item.suggestion
-    title = f"**[{f.code}]({rule_link(f.code)})**{' ' + rule_name if rule_name else ''}: {no_mentions(f.message)}"
+    title = f"**[{f.code}]({rule_link(f.code)})**{' ' + rule_name if rule_name else ''}: {prose(f.message)}"
     parts = [item.marker, title]
     if s is not None:
-        fence = "suggestion" if item.one_click else "python"
         if not item.one_click:
-            parts.append(f"Suggested replacement for lines {s.start_line}-{s.end_line} (outside this diff's hunk, "
+            parts.append(f"Suggested replacement for lines {s.start_line}-{s.end_line} ({item.not_one_click}, "
                          "so not a one-click suggestion):")
-        parts.append(code_block(s.text, fence))
+        parts.append(code_block(s.text, "suggestion" if item.one_click else "python", verbatim=item.one_click))
         if s.note:
-            parts.append(("" if s.safe else "**Check before applying:** ") + no_mentions(s.note))
+            parts.append(("" if s.safe else "**Check before applying:** ") + prose(s.note))
     else:
         parts.append("No automatic rewrite for this one; see the rule's explanation for the fix.")
     parts.append(f"Why and how: [`pg-bot rule {f.code}`]({rule_link(f.code)})")
@@ -165,9 +158,14 @@ def _touches_added(f: Finding, change: FileChange) -> bool:
     return any(line in change.added for line in range(f.span.line, f.span.end_line + 1))
 
 
+QUOTES_COMMENT = "it contains an HTML comment opener, which pg-bot never posts verbatim"
+
+
 def _place(f: Finding, fp: str, s: Suggestion | None, change: FileChange) -> Item:
     if s is not None and change.commentable(s.start_line, s.end_line):
-        return Item(f, fp, s, s.start_line, s.end_line, one_click=True)
+        if "<!--" not in s.text:  # a one-click suggestion is applied verbatim: it cannot be defused
+            return Item(f, fp, s, s.start_line, s.end_line, one_click=True)
+        return Item(f, fp, s, s.end_line, s.end_line, not_one_click=QUOTES_COMMENT)
     if change.patch_missing or not change.hunks:
         return Item(f, fp, s, reason="GitHub shows no diff for this file (too large), so it takes no inline comments")
     first = next((ln for ln in range(f.span.line, f.span.end_line + 1) if ln in change.added), f.span.line)
@@ -176,11 +174,41 @@ def _place(f: Finding, fp: str, s: Suggestion | None, change: FileChange) -> Ite
     return Item(f, fp, s, reason="its line is outside the diff GitHub shows")
 
 
+def finding_to_git(lines: LineMap, f: Finding) -> Finding:
+    """``f`` with git's line numbers (its columns stay Python's: the review places whole lines only)."""
+    if lines.identical:
+        return f
+    return replace(f, span=Span(lines.to_git(f.span.line), f.span.col, lines.to_git(f.span.end_line), f.span.end_col))
+
+
+def suggestion_to_git(lines: LineMap, s: Suggestion) -> Suggestion:
+    """``s`` (replacing Python lines) as a replacement of whole git lines. Where its first or last line shares a
+    git line with other code (after a lone ``\\r``), that code is kept, each Python line on a line of its own."""
+    if lines.identical:
+        return s
+    first, last = lines.to_git(s.start_line), lines.to_git(s.end_line)
+    before, after = lines.git_span(s.start_line, s.end_line)
+    text = "\n".join([*before, *(s.text.split("\n") if s.text else []), *after])
+    note = s.note
+    if before or after or last - first != s.end_line - s.start_line:
+        note = (f"{note}. " if note else "") + ("It also ends these lines with a newline instead of a lone carriage "
+                                                "return (the same code to Python)")
+    return Suggestion(first, last, text, s.safe, note)
+
+
+def trusted(comments: Sequence[Comment], me: str | None) -> list[Comment]:
+    """The comments pg-bot itself wrote (``me``: the token's login; None trusts none)."""
+    own = (me or "").casefold()
+    return [c for c in comments if me and c.user.casefold() == own]
+
+
 def plan_review(files: Sequence[AnalyzedFile], existing: Sequence[Comment], head_sha: str,
-                suggest: Suggest) -> ReviewPlan:
+                suggest: Suggest, *, me: str | None = None) -> ReviewPlan:
+    """What to post. ``existing``: the PR's review comments; only those by ``me`` that start with a finding
+    marker are taken for pg-bot's own (found again, edited, resolved)."""
     plan = ReviewPlan(head_sha=head_sha)
     live: dict[tuple[str, str, str], list[Comment]] = {}
-    for c in existing:
+    for c in trusted(existing, me):
         parsed = parse_marker(c.body)
         if parsed is not None and parsed[1] is None:
             live.setdefault(parsed[0], []).append(c)
@@ -198,14 +226,17 @@ def plan_review(files: Sequence[AnalyzedFile], existing: Sequence[Comment], head
             continue
         plan.analysed.append(path)
         findings = af.result.findings
-        for f, fp in zip(findings, fingerprints(af.source, findings), strict=True):
-            key = (f.code, f.path, fp)
+        lines = LineMap(af.source)
+        for original, fp in zip(findings, fingerprints(af.source, findings), strict=True):
+            key = (original.code, original.path, fp)
             current.add(key)
+            f = finding_to_git(lines, original)
             if not _touches_added(f, af.change):
                 plan.pre_existing.append(f)
                 continue
             held = [c for c in live.get(key, []) if c.line is not None]
-            item = _place(f, fp, suggest(af.source, f), af.change)
+            s = suggest(af.source, original)  # the fixer numbers lines as Python does
+            item = _place(f, fp, None if s is None else suggestion_to_git(lines, s), af.change)
             if held:
                 plan.already.append(item)
                 if item.line is not None:

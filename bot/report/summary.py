@@ -1,4 +1,6 @@
-"""The sticky Markdown summary comment of a PR review (one per PR, found again by its hidden marker)."""
+"""The sticky Markdown summary comment of a PR review (one per PR, found again by its hidden marker, on a comment
+of pg-bot's own). Everything from the PR in it (file names, messages quoting code) is made inert by
+``bot.report.markdown``."""
 
 from __future__ import annotations
 
@@ -7,20 +9,8 @@ from collections import Counter
 
 from bot import __version__
 from bot.analyze import RULES
-from bot.report.github_review import (
-    SUMMARY_MARKER,
-    Item,
-    Outcome,
-    ReviewPlan,
-    code_block,
-    code_span,
-    no_mentions,
-    rule_link,
-)
-
-
-def _cell(text: str) -> str:
-    return no_mentions(text).replace("|", "\\|").replace("\n", " ")
+from bot.report.github_review import SUMMARY_MARKER, Item, Outcome, ReviewPlan, rule_link
+from bot.report.markdown import code_block, code_span, prose
 
 
 def _where(item: Item) -> str:
@@ -69,7 +59,7 @@ def render(plan: ReviewPlan, outcome: Outcome | None = None) -> str:
         lines = ["### Not commented inline"]
         for item in not_inline:
             f = item.finding
-            lines.append(f"- {_where(item)} **{f.code}** {_cell(f.message)} ({item.reason})")
+            lines.append(f"- {_where(item)} **{f.code}** {prose(f.message)} ({item.reason})")
             if item.suggestion is not None:
                 s = item.suggestion
                 block = _indent(code_block(s.text, "python"))
@@ -81,7 +71,7 @@ def render(plan: ReviewPlan, outcome: Outcome | None = None) -> str:
         parts.append(f"{resolved} earlier comment(s) marked resolved: later commits fixed their findings.")
     if plan.errors:
         parts.append("### Files that could not be analysed\n" +
-                     "\n".join(f"- {code_span(e.path)}: {_cell(e.message)}" for e in plan.errors))
+                     "\n".join(f"- {code_span(e.path)}: {prose(e.message)}" for e in plan.errors))
     if plan.skipped:
         reasons = Counter(reason for _, reason in plan.skipped)
         parts.append("Skipped: " + ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items())) + ".")
@@ -91,4 +81,4 @@ def render(plan: ReviewPlan, outcome: Outcome | None = None) -> str:
 
 
 def _indent(text: str) -> str:
-    return "\n".join("  " + line for line in text.splitlines())
+    return "\n".join("  " + line for line in text.split("\n"))  # (splitlines would also split at \x0c, \x85...)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
+from bot.report.markdown import code_span
 from bot.track.status import AreaStatus, Status
 
 HEADER = ("Area", "Remaining", "Migrated", "%", "State", "Files to look at")
@@ -36,7 +37,7 @@ def files_text(area: AreaStatus, limit: int, link_base: str | None) -> str:
     shown, more = top_files(area, limit)
     parts = []
     for path, n in shown:
-        name = f"`{path}`"
+        name = code_span(path)  # a backtick in a file name must not end the span
         url = f"{link_base.rstrip('/')}/{quote(path)}" if link_base else ""  # spaces or parens would end the link
         parts.append(f"[{name}]({url}) ({n})" if link_base else f"{name} ({n})")
     if more:
@@ -78,7 +79,7 @@ def render_markdown(status: Status, *, files_limit: int = 3, link_base: str | No
         "Migrated: calls of `pg_utils.is_parallel`.",
     ]
     if status.errors:
-        shown = ", ".join(f"`{p}`" for p in status.errors[:5])
+        shown = ", ".join(code_span(p) for p in status.errors[:5])
         more = f" and {len(status.errors) - 5} more" if len(status.errors) > 5 else ""
         lines.append(f"Not analysed (does not parse): {shown}{more}.")
     return "\n\n".join(lines) + "\n"

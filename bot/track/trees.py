@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -10,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.config import Config
+from bot.files import SourceError, SourcePath, iter_python_files, project_relative
 from bot.model import FileResult
 from bot.track import gitread
 from bot.track.cache import AnalysisCache, blob_id
@@ -102,15 +102,20 @@ def status_at_ref(repo: Path, ref: str, reader: TreeReader, prefixes: Sequence[s
     return tally((reader.summary(b, p) for p, b in sorted(tree.items())), reader.config)
 
 
-def walk_sources(root: Path, prefixes: Sequence[str] = ()) -> Iterator[tuple[str, Path]]:
-    """(posix path relative to root, file) for each tracked file; dot-folders and caches are skipped."""
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
-        for name in sorted(files):
-            full = Path(folder) / name
-            rel = full.relative_to(root).as_posix()
-            if tracked(rel, prefixes) and full.is_file():
-                yield rel, full
+def walk_sources(root: Path, prefixes: Sequence[str] = ()) -> Iterator[tuple[str, SourcePath]]:
+    """(project path, entry) for each tracked entry of bot.files' walk, the same walk `check` and `fix` use.
+
+    Paths are from the project root (as in `check`, and as git names them at a ref), from ``root`` when
+    there is no project root. A folder that cannot be listed is an entry too, with ``problem`` set."""
+    for entry in iter_python_files([root]):
+        rel = project_relative(entry.path, fallback=root)
+        if tracked(rel, prefixes) if entry.problem is None else _may_hold(rel, prefixes):
+            yield rel, entry
+
+
+def _may_hold(folder: str, prefixes: Sequence[str]) -> bool:
+    """Whether an unlisted folder may hold tracked files: it is under a prefix, or a prefix is under it."""
+    return not prefixes or any(tracked(f"{folder}/x.py", [p]) or p.startswith(folder.rstrip("/") + "/") for p in prefixes)
 
 
 def status_of_dir(root: Path, reader: TreeReader, prefixes: Sequence[str] = ()) -> Status:
@@ -118,9 +123,15 @@ def status_of_dir(root: Path, reader: TreeReader, prefixes: Sequence[str] = ()) 
         raise NotADirectoryError(f"{root}: not a folder")
     contents: dict[str, bytes] = {}
     tree: dict[str, str] = {}
-    for rel, full in walk_sources(root, prefixes):
-        data = full.read_bytes()
+    unreadable: dict[str, FileSummary] = {}  # per-file problems: counted as errors, the run goes on
+    for rel, entry in walk_sources(root, prefixes):
+        try:
+            data = entry.read(reader.config.max_file_bytes)
+        except SourceError as exc:
+            unreadable[rel] = FileSummary(path=rel, error=str(exc))
+            continue
         tree[rel] = blob_id(data)
         contents[tree[rel]] = data
     reader.ensure(((b, p) for p, b in tree.items()), lambda shas: ((s, contents[s]) for s in shas))
-    return tally((reader.summary(b, p) for p, b in sorted(tree.items())), reader.config)
+    summaries = {p: reader.summary(b, p) for p, b in tree.items()} | unreadable
+    return tally((summaries[p] for p in sorted(summaries)), reader.config)

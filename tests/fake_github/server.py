@@ -7,6 +7,7 @@ import contextlib
 import json
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -16,6 +17,14 @@ from . import payloads as P
 from .state import FakeGitHub, FakeIssue, FakeRepo, LoggedRequest, git_blob_sha, right_side_hunks
 
 REPO = r"/repos/(?P<owner>[^/]+)/(?P<name>[^/]+)"
+
+
+class _Hang(Exception):
+    """Answer nothing: hold the connection ``seconds``, then drop it."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(seconds)
+        self.seconds = seconds
 
 
 class HTTPError(Exception):
@@ -38,10 +47,12 @@ def route(method: str, pattern: str) -> Callable[[Handler], Handler]:
 
 
 class Api:
-    """Endpoint implementations over a FakeGitHub; each returns (status, json-able body)."""
+    """Endpoint implementations over a FakeGitHub; each returns (status, json-able body). ``login`` is who the
+    request acts as (its token's identity): the author of whatever it creates."""
 
-    def __init__(self, fake: FakeGitHub) -> None:
+    def __init__(self, fake: FakeGitHub, login: str | None = None) -> None:
         self.fake = fake
+        self.login = login or fake.bot_login
 
     @property
     def base(self) -> str:
@@ -79,6 +90,16 @@ def _body_field(body: Any, key: str, kind: type | tuple[type, ...]) -> Any:
     if not isinstance(body, dict) or not isinstance(body.get(key), kind):
         raise HTTPError(422, "Invalid request.", [f"`{key}` is missing or of the wrong type"])
     return body[key]
+
+
+# ---------------------------------------------------------------- the authenticated identity
+
+
+@route("GET", r"/user")
+def get_user(api: Api, m: dict[str, str], q: dict[str, str], body: Any) -> tuple[int, Any]:
+    if api.login.endswith("[bot]"):  # an app installation token (Actions' GITHUB_TOKEN too) is not a user
+        raise HTTPError(403, "Resource not accessible by integration")
+    return 200, api.user(api.login)
 
 
 # ---------------------------------------------------------------- repositories, pulls, files, contents
@@ -166,7 +187,7 @@ def create_review(api: Api, m: dict[str, str], q: dict[str, str], body: Any) -> 
     if event in ("COMMENT", "REQUEST_CHANGES") and not body.get("body") and not body.get("comments"):
         raise HTTPError(422, "Unprocessable Entity", ["Review body is required for a COMMENT review"])
     new_comments = [_review_comment(api, pr, c, commit_id) for c in body.get("comments") or []]
-    review = {"id": api.fake.new_id(), "pull": pr.number, "user": api.fake.bot_login, "body": body.get("body") or "",
+    review = {"id": api.fake.new_id(), "pull": pr.number, "user": api.login, "body": body.get("body") or "",
               "state": {"COMMENT": "COMMENTED", "APPROVE": "APPROVED", "REQUEST_CHANGES": "CHANGES_REQUESTED",
                         None: "PENDING"}[event], "commit_id": commit_id}
     for c in new_comments:
@@ -192,7 +213,7 @@ def _review_comment(api: Api, pr: FakeIssue, c: Any, commit_id: str) -> dict[str
     if side != "RIGHT" or hunk is None or (start is not None and start not in hunk):
         raise HTTPError(422, "Unprocessable Entity",
                         ["Pull request review thread line must be part of the diff"])
-    return {"id": api.fake.new_id(), "pull": pr.number, "user": api.fake.bot_login, "path": c["path"],
+    return {"id": api.fake.new_id(), "pull": pr.number, "user": api.login, "path": c["path"],
             "body": c["body"], "line": c["line"], "original_line": c["line"], "start_line": start,
             "original_start_line": start, "start_side": c.get("start_side") if start else None, "side": side,
             "commit_id": commit_id, "original_commit_id": commit_id, "line_text": hunk[c["line"]],
@@ -234,7 +255,7 @@ def list_issue_comments(api: Api, m: dict[str, str], q: dict[str, str], body: An
 @route("POST", REPO + r"/issues/(?P<n>\d+)/comments")
 def create_issue_comment(api: Api, m: dict[str, str], q: dict[str, str], body: Any) -> tuple[int, Any]:
     repo, issue = api.issue(m)
-    c = {"id": api.fake.new_id(), "issue": issue.number, "user": api.fake.bot_login,
+    c = {"id": api.fake.new_id(), "issue": issue.number, "user": api.login,
          "body": _body_field(body, "body", str)}
     issue.comments.append(c)
     return 201, P.issue_comment(api.base, repo.full_name, c, api.user(c["user"]))
@@ -310,15 +331,15 @@ def create_status(api: Api, m: dict[str, str], q: dict[str, str], body: Any) -> 
     if state not in ("error", "failure", "pending", "success"):
         raise HTTPError(422, "Validation Failed", [f"state {state!r} is not one of error, failure, pending, success"])
     s = {"id": api.fake.new_id(), "sha": m["sha"], "state": state, "context": body.get("context", "default"),
-         "description": body.get("description"), "target_url": body.get("target_url")}
+         "description": body.get("description"), "target_url": body.get("target_url"), "user": api.login}
     repo.statuses.append(s)
-    return 201, P.status(api.base, repo.full_name, s, api.user(api.fake.bot_login))
+    return 201, P.status(api.base, repo.full_name, s, api.user(api.login))
 
 
 @route("GET", REPO + r"/commits/(?P<sha>[0-9a-f]{40})/statuses")
 def list_statuses(api: Api, m: dict[str, str], q: dict[str, str], body: Any) -> tuple[int, Any]:
     repo = api.repo(m)
-    return 200, [P.status(api.base, repo.full_name, s, api.user(api.fake.bot_login))
+    return 200, [P.status(api.base, repo.full_name, s, api.user(s.get("user", api.fake.bot_login)))
                  for s in reversed(repo.statuses) if s["sha"] == m["sha"]]
 
 
@@ -380,6 +401,12 @@ class _RequestHandler(BaseHTTPRequestHandler):
         try:
             body = json.loads(raw) if raw else None
             status, data, headers = self._dispatch(method, path, query, body, auth)
+        except _Hang as hang:
+            with fake.lock:
+                fake.log.append(LoggedRequest(method, path, query, body, 0, auth))  # 0: no answer was sent
+            time.sleep(hang.seconds)
+            self.close_connection = True
+            return
         except HTTPError as exc:
             status, headers = exc.status, exc.headers
             data = P.error(exc.message, exc.status, exc.errors)
@@ -401,7 +428,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
     def _dispatch(self, method: str, path: str, query: dict[str, str], body: Any,
                   auth: str | None) -> tuple[int, Any, dict[str, str]]:
         fake = self.fake
-        if fake.token is not None and auth not in (f"token {fake.token}", f"Bearer {fake.token}"):
+        if not fake.authorized(auth):
             raise HTTPError(401, "Bad credentials")
         fault = fake.take_fault(method, path)
         if fault is not None:
@@ -410,13 +437,17 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 422: "Unprocessable Entity",
             }.get(fault.status, "Server Error")
             if not fault.after:
+                if fault.hang:
+                    raise _Hang(fault.hang)
                 raise HTTPError(fault.status, message, headers=fault.headers)
-        api = Api(fake)
+        api = Api(fake, fake.login_for(auth))
         for verb, pattern, fn in ROUTES:
             m = pattern.match(path)
             if verb == method and m:
                 with fake.lock:
                     status, data = fn(api, m.groupdict(), query, body)
+                if fault is not None and fault.hang:  # done, but the answer never comes
+                    raise _Hang(fault.hang)
                 if fault is not None:  # an `after` fault: done, but answered with an error
                     raise HTTPError(fault.status, message, headers=fault.headers)
                 headers: dict[str, str] = {}

@@ -21,12 +21,19 @@ def _as_bytes(text: str | bytes) -> bytes:
     return text.encode("utf-8") if isinstance(text, str) else text
 
 
+def _git_lines(data: bytes | None) -> list[str]:
+    """Lines as git (and so GitHub's diff) counts them: only \\n ends one (str.splitlines would also split at a
+    lone \\r, a form feed, \\x85...)."""
+    text = (data or b"").decode("utf-8")
+    lines = text.split("\n")
+    return lines[:-1] if lines and lines[-1] == "" else lines
+
+
 def make_patch(old: bytes | None, new: bytes | None) -> tuple[str | None, int, int]:
     """GitHub's `patch` field (hunks only, no ---/+++ header), additions, deletions. None for binary files."""
     if (old and b"\0" in old) or (new and b"\0" in new):
         return None, 0, 0
-    a = (old or b"").decode("utf-8").splitlines()
-    b = (new or b"").decode("utf-8").splitlines()
+    a, b = _git_lines(old), _git_lines(new)
     lines = list(difflib.unified_diff(a, b, lineterm="", n=3))[2:]
     adds = sum(1 for ln in lines if ln.startswith("+"))
     dels = sum(1 for ln in lines if ln.startswith("-"))
@@ -106,7 +113,9 @@ class FakeRepo:
 class Fault:
     """Answer the next ``times`` requests matching ``method``/``path`` (a regex searched in the path) with
     ``status``; ``headers`` e.g. {"Retry-After": "1"}. With ``after`` the request is carried out first and the
-    error comes back anyway (a gateway timing out on a request GitHub did act on)."""
+    error comes back anyway (a gateway timing out on a request GitHub did act on). With ``hang`` no answer comes
+    back at all: the connection is held ``hang`` seconds and then dropped, so a client whose timeout is shorter
+    sees a read timeout (with ``after``: on a request GitHub did act on)."""
 
     status: int
     method: str | None = None
@@ -115,6 +124,7 @@ class Fault:
     headers: dict[str, str] = field(default_factory=dict)
     message: str | None = None
     after: bool = False
+    hang: float = 0.0  # > 0: send no answer at all; hold the connection this long, then drop it (a timeout)
 
     def matches(self, method: str, path: str) -> bool:
         return (self.method is None or self.method == method) and (self.path is None or re.search(self.path, path) is not None)
@@ -134,10 +144,14 @@ class FakeGitHub:
     """State of a fake GitHub. Seed with add_repo/add_pull/add_issue, inject faults with fail(), serve with
     ``fake_github.serve(fake)``; inspect ``log`` and the repos' objects afterwards."""
 
-    def __init__(self, *, token: str | None = None, bot_login: str = "pg-bot[bot]", content_limit: int = 1_000_000,
-                 patch_limit: int = 20_000) -> None:
+    def __init__(self, *, token: str | None = None, bot_login: str = "github-actions[bot]",
+                 content_limit: int = 1_000_000, patch_limit: int = 20_000) -> None:
         self.token = token  # when set, requests must send `Authorization: token <token>` (else 401)
-        self.bot_login = bot_login  # author of everything the client creates
+        # Who a request acts as: the login of its token (add_token), else ``bot_login``. Everything a request
+        # creates is authored by that login. A login ending in "[bot]" is a GitHub App installation (the Actions
+        # GITHUB_TOKEN is github-actions[bot]): GET /user answers it 403, as GitHub does.
+        self.bot_login = bot_login
+        self.identities: dict[str, str] = {}  # token -> login
         self.content_limit = content_limit  # contents API inlines files up to this size (GitHub: 1 MB)
         self.patch_limit = patch_limit  # patches longer than this are omitted from PR files (as on GitHub)
         self.repos: dict[str, FakeRepo] = {}
@@ -165,6 +179,23 @@ class FakeGitHub:
         repo.collaborators.update(collaborators or {})
         self.repos[full_name] = repo
         return repo
+
+    def add_token(self, token: str, login: str) -> None:
+        """A token acting as ``login`` (a user, or an app installation when it ends in "[bot]"); it is accepted
+        even when ``token`` (the default one) is set."""
+        self.identities[token] = login
+
+    def login_for(self, authorization: str | None) -> str:
+        """The login a request's ``Authorization`` header acts as."""
+        for prefix in ("token ", "Bearer "):
+            if authorization and authorization.startswith(prefix):
+                return self.identities.get(authorization[len(prefix):], self.bot_login)
+        return self.bot_login
+
+    def authorized(self, authorization: str | None) -> bool:
+        if self.token is None:
+            return True
+        return authorization in {f"{kind} {t}" for t in (self.token, *self.identities) for kind in ("token", "Bearer")}
 
     def repo(self, full_name: str) -> FakeRepo:
         return self.repos[full_name] if full_name in self.repos else self.add_repo(full_name)
@@ -261,12 +292,20 @@ class FakeGitHub:
     # ------------------------------------------------------------ faults and inspection
 
     def fail(self, status: int, *, method: str | None = None, path: str | None = None, times: int = 1,
-             headers: dict[str, str] | None = None, message: str | None = None, after: bool = False) -> Fault:
+             headers: dict[str, str] | None = None, message: str | None = None, after: bool = False,
+             hang: float = 0.0) -> Fault:
         fault = Fault(status=status, method=method, path=path, times=times, headers=dict(headers or {}),
-                      message=message, after=after)
+                      message=message, after=after, hang=hang)
         with self.lock:
             self.faults.append(fault)
         return fault
+
+    def time_out(self, *, method: str | None = None, path: str | None = None, after: bool = True,
+                 hang: float = 1.0, times: int = 1) -> Fault:
+        """The next ``times`` matching requests get no answer: carried out first (``after``, the default: GitHub
+        acted, then the response was lost) or not, then the connection hangs ``hang`` seconds and is dropped.
+        Give the client a shorter timeout than ``hang``."""
+        return self.fail(0, method=method, path=path, times=times, after=after, hang=hang)
 
     def take_fault(self, method: str, path: str) -> Fault | None:
         with self.lock:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from bot.analyze.env import FunctionInfo
 from bot.analyze.rules.base import Reporter, code_span
 from bot.analyze.terms import UNREACHABLE, SizeOf
 from bot.analyze.verdicts import Pair, Split
-from bot.model import Rule, Span
+from bot.model import GuardPayload, Payload, Rule, Span, SplitGuardPayload
 
 
 def report_pair(r: Reporter, rule: Rule, pair: Pair) -> None:
@@ -17,20 +18,20 @@ def report_pair(r: Reporter, rule: Rule, pair: Pair) -> None:
     assert compare is not None
     group = pair.none.key
     text = r.text(node) if len(node.values) == 2 else f"{r.text(first.node)} ... {r.text(last.node)}"
-    data = {
-        "none_check": r.span(pair.none.node),
-        "size_check": r.span(pair.size.node),
-        "chain": r.span(node),
-        "adjacent": last.index - first.index == 1,
-        "op": compare.op,
-        "bound": compare.bound,
-        "nonmember_bug": compare.nonmember_bug,
-        "size_via": pair.size.term.via if pair.size.term is not None else None,
+    payload = GuardPayload(
+        none_check=r.span(pair.none.node),
+        size_check=r.span(pair.size.node),
+        chain=r.span(node),
+        adjacent=last.index - first.index == 1,
+        op=compare.op,
+        bound=compare.bound,
+        nonmember_bug=compare.nonmember_bug,
+        size_via=pair.size.term.via if pair.size.term is not None else None,
         # the cached size's value when the group is None (`ws(g) if g is not None else 1`): None = the world
-        "size_when_none": _fallback(pair.size.term),
-    }
+        size_when_none=_fallback(pair.size.term),
+    )
     _emit(r, rule, span, text, group, pair.negated, compare.op, compare.bound, compare.nonmember_bug,
-          "or" if pair.negated else "and", data, pair.chain.function)
+          "or" if pair.negated else "and", payload, pair.chain.function)
 
 
 def _fallback(term: SizeOf | None) -> int | None:
@@ -45,24 +46,25 @@ def report_split(r: Reporter, rule: Rule, split: Split) -> None:
     negated = split.size.negated
     first = min((split.none.node, split.size.node), key=lambda n: (n.lineno, n.col_offset))
     text = f"{r.text(split.none.node)} ... {r.text(split.size.node)}"
-    data = {
-        "none_check": r.span(split.none.node),
-        "size_check": r.span(split.size.node),
-        "none_test": r.span(split.none.test),
-        "size_test": r.span(split.size.test),
-        "none_negated": split.none.negated,
-        "size_negated": split.size.negated,
-        "op": compare.op,
-        "bound": compare.bound,
-        "nonmember_bug": compare.nonmember_bug,
-        "collective": split.site.collective.name,
-    }
+    payload = SplitGuardPayload(
+        none_check=r.span(split.none.node),
+        size_check=r.span(split.size.node),
+        none_test=r.span(split.none.test),
+        size_test=r.span(split.size.test),
+        none_negated=split.none.negated,
+        size_negated=split.size.negated,
+        op=compare.op,
+        bound=compare.bound,
+        nonmember_bug=compare.nonmember_bug,
+        collective=split.site.collective.name,
+    )
     _emit(r, rule, r.span(first), text, split.site.key, negated, compare.op, compare.bound,
-          compare.nonmember_bug, "split", data, split.site.function, split=True)
+          compare.nonmember_bug, "split", payload, split.site.function, split=True)
 
 
 def _emit(r: Reporter, rule: Rule, span: Span, text: str, group: str, negated: bool, op: str, bound: int,
-          nonmember_bug: bool, kind: str, data: dict[str, object], function: object, split: bool = False) -> None:
+          nonmember_bug: bool, kind: str, payload: Payload, function: FunctionInfo | None,
+          split: bool = False) -> None:
     shape = "split over several tests " if split else ""
     if negated:
         message = f"hand-rolled early exit {shape}{code_span(text)}: use {code_span(f'not {r.predicate}({group})')}"
@@ -72,4 +74,4 @@ def _emit(r: Reporter, rule: Rule, span: Span, text: str, group: str, negated: b
         message = f"hand-rolled guard {shape}{code_span(text)}: use {code_span(f'{r.predicate}({group})')}"
         if nonmember_bug:
             message += f" ({code_span(f'{op} {bound}')} is True for a non-member group, size -1)"
-    r.report(rule, span, message, function, group=group, kind=kind, data=dict(data))  # type: ignore[arg-type]
+    r.report(rule, span, message, function, group=group, kind=kind, payload=payload)

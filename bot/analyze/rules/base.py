@@ -5,12 +5,11 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from bot.analyze.context import Context
 from bot.analyze.env import FunctionInfo
 from bot.analyze.verdicts import Verdicts
-from bot.model import Confidence, Finding, Rule, Span
+from bot.model import Confidence, Finding, Payload, Rule, Span
 
 
 @dataclass
@@ -43,7 +42,7 @@ class Reporter:
         *,
         group: str | None,
         kind: str,
-        data: dict[str, Any],
+        payload: Payload,
         confidence: Confidence = Confidence.HIGH,
         evidence: tuple[str, ...] = (),
     ) -> None:
@@ -53,7 +52,7 @@ class Reporter:
         self._seen.add(key)
         self.findings.append(Finding(
             code=rule.code, message=message, path=self.ctx.path, span=span, group=group, kind=kind,
-            function=function.qualname if function is not None else None, data=data,
+            function=function.qualname if function is not None else None, payload=payload,
             confidence=confidence, evidence=evidence,
         ))
 

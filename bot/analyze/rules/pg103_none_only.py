@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ast
+
 from bot.analyze.rules.base import Reporter, code_span
 from bot.analyze.terms import none_test
-from bot.model import Invalid, Rule
+from bot.model import Invalid, NoneOnlyPayload, Rule
 
 RULE = Rule(
     code="PG103",
@@ -112,21 +114,24 @@ RULE = Rule(
 
 
 def check(r: Reporter) -> None:
-    for site, check in r.verdicts.none_only:
+    for n in r.verdicts.none_only:
+        check, site = n.check, n.site
         test = none_test(check.node)
         absent = test.is_none if test is not None else _negated_truthiness(check.node)
-        group = site.key
+        group = n.key
+        if test is not None and isinstance(test.target, ast.Call):
+            group = r.text(test.target)  # `getattr(self, "g", None)`: a missing attribute must stay None, not raise
         replacement = f"not {r.predicate}({group})" if absent else f"{r.predicate}({group})"
+        where = (f"{code_span(site.collective.name)} on {code_span(group)}" if n.call is None else
+                 f"{code_span(r.text(n.call.call.func))}, which runs {code_span(site.collective.name)} on it")
         r.report(
             RULE, r.span(check.node),
-            f"{code_span(r.text(check.node))} only checks for None before {code_span(site.collective.name)} on "
-            f"{code_span(str(group))}: a single-rank or non-member group still runs it; use {code_span(replacement)}",
-            site.function, group=group, kind="negative" if absent else "positive",
-            data={"test": r.text(check.node), "collective": site.collective.name},
+            f"{code_span(r.text(check.node))} only checks for None before {where}: a single-rank or non-member "
+            f"group still runs it; use {code_span(replacement)}",
+            n.function, group=group, kind="negative" if absent else "positive",
+            payload=NoneOnlyPayload(test=r.text(check.node), collective=site.collective.name),
         )
 
 
 def _negated_truthiness(node: object) -> bool:
-    import ast
-
     return isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)

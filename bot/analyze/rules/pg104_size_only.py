@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.analyze.rules.base import Reporter, code_span
-from bot.model import Invalid, Rule
+from bot.model import Invalid, Rule, SizeOnlyPayload
 
 RULE = Rule(
     code="PG104",
@@ -100,6 +100,6 @@ def check(r: Reporter) -> None:
         r.report(
             RULE, r.span(check.node), message, site.function, group=group,
             kind="positive" if multi_when_true else "negative",
-            data={"op": compare.op, "bound": compare.bound, "nonmember_bug": compare.nonmember_bug, "via": via,
-                  "collective": site.collective.name},
+            payload=SizeOnlyPayload(op=compare.op, bound=compare.bound, nonmember_bug=compare.nonmember_bug,
+                                    collective=site.collective.name, via=via),
         )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.analyze.rules.base import Reporter, code_span
-from bot.model import Invalid, Rule
+from bot.model import Invalid, Rule, UnguardedPayload
 
 RULE = Rule(
     code="PG105",
@@ -145,9 +145,9 @@ def check(r: Reporter) -> None:
                 f"given, and this call passes {code_span(str(passed))}, which may be None (group=None means the "
                 f"WORLD group): guard the call with {code_span(f'if {r.predicate}({passed}):')}",
                 call.function, group=str(passed), kind="call",
-                data={"statement": r.span(call.statement) if call.statement is not None else r.span(call.call),
-                      "result_used": call.result_used, "collective": site.collective.name,
-                      "helper": call.callee.qualname},
+                payload=UnguardedPayload(
+                    statement=r.span(call.statement) if call.statement is not None else r.span(call.call),
+                    result_used=call.result_used, collective=site.collective.name, helper=call.callee.qualname),
                 confidence=u.confidence, evidence=u.evidence,
             )
             continue
@@ -156,7 +156,7 @@ def check(r: Reporter) -> None:
             f"{code_span(f'{site.collective.name}(..., group={group})')} runs with {code_span(group)}, which may be "
             f"None, and group=None means the WORLD group: guard it with {code_span(f'if {r.predicate}({group}):')}",
             site.function, group=group, kind="call",
-            data={"statement": r.span(site.statement), "result_used": site.result_used,
-                  "collective": site.collective.name},
+            payload=UnguardedPayload(statement=r.span(site.statement), result_used=site.result_used,
+                                     collective=site.collective.name),
             confidence=u.confidence, evidence=u.evidence,
         )

@@ -6,7 +6,7 @@ import ast
 
 from bot.analyze.rules.base import Reporter, code_span
 from bot.analyze.terms import SizeOf
-from bot.model import Invalid, Rule
+from bot.model import CachedSizePayload, Invalid, Rule
 
 RULE = Rule(
     code="PG106",
@@ -98,8 +98,9 @@ def check(r: Reporter) -> None:
             f"cached world size {code_span(term.via)} guards {code_span(site.collective.name)}: cache "
             f"{code_span(f'{cache} = {r.predicate}({term.group})')} in {assigned_in or 'the constructor'} and test that",
             function, group=term.group, kind="positive" if compare.positive else "negative",
-            data={"attribute": term.via, "assignment": r.span(assignment) if assignment is not None else None,
-                  "assigned_in": assigned_in, "cache_attribute": cache, "collective": site.collective.name},
+            payload=CachedSizePayload(
+                attribute=term.via, assignment=r.span(assignment) if assignment is not None else None,
+                assigned_in=assigned_in, cache_attribute=cache, collective=site.collective.name),
         )
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import ast
 
 from bot.analyze.rules.base import Reporter, code_span
-from bot.model import Invalid, Rule
+from bot.model import CopyPayload, Invalid, Rule
 
 RULE = Rule(
     code="PG107",
     name="predicate-copy",
     summary=(
-        "A function, method or property that re-implements `pg_utils.is_parallel` "
+        "A function, method, property or assigned lambda that re-implements `pg_utils.is_parallel` "
         "(`return g is not None and get_world_size(g) > 1` on a parameter or an attribute of self), or its negation."
     ),
     why=(
@@ -55,6 +55,14 @@ RULE = Rule(
             "        if self.tp_enabled:\n"
             "            dist.all_reduce(x, group=self.tp_group)\n",
         ),
+        Invalid(  # an assigned lambda: no automatic fix (its calls are replaced by hand)
+            "import deepspeed.comm as dist\n"
+            "tp_on = lambda g: g is not None and dist.get_world_size(g) > 1\n"
+            "def f(t, g=None):\n"
+            "    if tp_on(g):\n"
+            "        dist.all_reduce(t, group=g)\n",
+            flagged="lambda g: g is not None and dist.get_world_size(g) > 1",
+        ),
     ),
     valid=(
         "from deepspeed.comm import pg_utils\n"
@@ -68,19 +76,18 @@ RULE = Rule(
 
 
 def check(r: Reporter) -> None:
-    for function, node, pair, key in r.verdicts.copies:
-        assert function is not None and pair is not None
-        name = function.node.name
+    for copy in r.verdicts.copies:
+        name = copy.name
         calls = [c for c in ast.walk(r.ctx.source.tree) if isinstance(c, ast.Call) and _calls(c, name)]
-        negated = pair.negated
+        negated = copy.pair.negated
         call = ("not " if negated else "") + f"{r.predicate}(...)"
         r.report(
-            RULE, r.span(node),
+            RULE, r.span(copy.node),
             f"{code_span(name)} re-implements the predicate: call "
             f"{code_span(call)} instead",
-            function, group=key, kind="def",
-            data={"name": name, "calls": [r.span(c) for c in calls], "negated": negated, "param": key,
-                  "method": function.is_method, "property": function.is_property},
+            copy.function, group=copy.key, kind="lambda" if copy.function is None else "def",
+            payload=CopyPayload(name=name, calls=tuple(r.span(c) for c in calls), negated=negated, param=copy.key,
+                                method=copy.method, property=copy.property),
         )
 
 

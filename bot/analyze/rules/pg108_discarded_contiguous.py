@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from bot.analyze.rules.base import Reporter, code_span
-from bot.model import Invalid, Rule
+from bot.model import ContiguousPayload, Invalid, Rule
 
 RULE = Rule(
     code="PG108",
@@ -64,6 +64,6 @@ def check(r: Reporter) -> None:
             f"{code_span(f'{site.collective.name}({tensor}.contiguous(), ...)')} writes into a temporary when "
             f"{code_span(tensor)} is not contiguous, and that result is thrown away",
             site.function, group=site.key, kind="call",
-            data={"tensor": tensor, "statement": r.span(site.statement), "collective": site.collective.name,
-                  "result_used": site.result_used},
+            payload=ContiguousPayload(tensor=tensor, statement=r.span(site.statement),
+                                      collective=site.collective.name, result_used=site.result_used),
         )

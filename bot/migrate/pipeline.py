@@ -1,8 +1,8 @@
 """`pg-bot migrate-test`: prove a migration on the project's own tests.
 
-copy the checkout -> run the areas' tests (before) -> fix the copy (as `pg-bot fix --write`, plus the predicate
-module when missing) -> import every touched module -> run the same tests and the created ones (after) ->
-compare per test. The checkout itself is never written to. Files under ``ci.test_root`` are never fixed: the
+copy the checkout -> import the modules the fix will change and run the areas' tests (before) -> fix the copy
+(as `pg-bot fix --write`, plus the predicate module when missing) -> import every touched module -> run the same
+tests and the created ones (after) -> compare per module and per test. The checkout itself is never written to. Files under ``ci.test_root`` are never fixed: the
 tests are the yardstick and must be the same before and after.
 """
 

@@ -44,12 +44,6 @@ class HookedGitHub(FakeGitHub):
         return super().take_fault(method, path)
 
 
-@pytest.fixture(autouse=True)
-def token(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("GH_TOKEN", raising=False)
-    monkeypatch.setenv("GITHUB_TOKEN", "t0ken")  # --update-issue refuses to start without one
-
-
 @pytest.fixture
 def fake() -> Iterator[HookedGitHub]:
     hooked = HookedGitHub()

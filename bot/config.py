@@ -150,12 +150,18 @@ def _has_table(pyproject: Path) -> bool:
     return toml_config.mentions_table(data) and toml_config.table(_decode(data, pyproject), str(pyproject)) is not None
 
 
+_WARNED: set[Path] = set()  # once per file and process: the flake8 plugin loads a config per folder
+
+
 def _warn_if_shadowed(pyproject: Path, used: Path) -> None:
+    if pyproject in _WARNED:
+        return
     try:
         shadowed = pyproject.is_file() and _has_table(pyproject)
     except ConfigError:
         return  # unreadable or not TOML: it is not the configuration in use either way
     if shadowed:
+        _WARNED.add(pyproject)
         print(f"pg-bot: warning: {pyproject}: [tool.pg-bot] is ignored: {used.name} in the same folder takes "
               "precedence (keep one of them)", file=sys.stderr)
 

@@ -70,6 +70,14 @@ def test_in_one_folder_yaml_wins_and_the_table_is_named_in_a_warning(
     assert f"{tree / 'pyproject.toml'}: [tool.pg-bot] is ignored: rules.yaml in the same folder" in err
 
 
+def test_the_warning_is_given_once_per_file(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tree / "pyproject.toml").write_text(NO_PG105)
+    (tree / "rules.yaml").write_text("version: 1\n")
+    for folder in (tree / "pkg", tree / "pkg" / "sub", tree):  # as the flake8 plugin loads it: per folder
+        assert load(search_from=folder).source == str(tree / "rules.yaml")
+    assert capsys.readouterr().err.count("[tool.pg-bot] is ignored") == 1
+
+
 def test_config_option_wins_and_takes_a_pyproject(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tree / "pyproject.toml").write_text(NO_PG105)
     (tree / "other.toml").write_text(NO_PG101)

@@ -1,8 +1,10 @@
-"""Command line: one verb per module, imported only when that verb runs (keeps `pg-bot check` fast).
+"""Command line: one verb per module, imported only when that verb runs (keeps `pg-bot check` fast, and
+`pg-bot --version` free of any verb's imports).
 
-Exit codes shared by every verb: 0 clean, 1 findings, 2 usage or config error, 3 GitHub API failure (`review`),
-4 internal error: an exception pg-bot did not expect (a bug; the traceback goes to stderr). An unexpected
-exception must never exit 1, which workflows read as "findings".
+Exit codes shared by every verb (bot.commands.exits; the table is in docs/configuration.md): 0 clean,
+1 findings, 2 usage or config error, 3 GitHub API failure, 4 internal error: an exception pg-bot did not expect
+(a bug; the traceback goes to stderr). An unexpected exception must never exit 1, which workflows read as
+"findings".
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from bot import __version__
+from bot.commands import exits
 
 # verb -> (module implementing `register(parser)` and `run(args) -> int`, one-line help)
 VERBS: dict[str, tuple[str, str]] = {
@@ -31,11 +34,12 @@ VERBS: dict[str, tuple[str, str]] = {
     "config": ("bot.commands.config", "check rules.yaml against a real tree: pg-bot config check --tree DIR"),
 }
 
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_CRASH = 0, 1, 2, 4
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_CRASH = exits.OK, exits.FINDINGS, exits.USAGE, exits.CRASH
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The full parser; with ``only``, just that verb's module is imported (the others keep bare parsers)."""
+    """The parser of every verb; only ``only``'s module is imported and registers its options (the others keep
+    bare parsers: their help line is in VERBS). Without ``only`` no verb module is imported at all."""
     parser = argparse.ArgumentParser(
         prog="pg-bot",
         description="Migrate hand-rolled process-group guards to deepspeed.comm.pg_utils.is_parallel.",
@@ -44,8 +48,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="verb", metavar="VERB")
     for verb, (module_name, help_text) in VERBS.items():
         p = sub.add_parser(verb, help=help_text, description=help_text)
-        p.set_defaults(_module=module_name)
-        module = _load(module_name) if only in (None, verb) else None
+        p.set_defaults(_module=module_name, _parser=p)  # _parser: whose usage an unknown option prints
+        module = _load(module_name) if only == verb else None
         if module is not None:
             module.register(p)
     return parser
@@ -63,7 +67,9 @@ def _load(module_name: str) -> ModuleType | None:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = _parser_for(argv)
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # argparse would blame the top-level parser and print its usage; the verb's is the useful one
+        getattr(args, "_parser", parser).error(f"unrecognized arguments: {' '.join(unknown)}")
     if not getattr(args, "verb", None):
         parser.print_help()
         return EXIT_USAGE
@@ -73,8 +79,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     try:
         return int(module.run(args))
+    except exits.UsageError as exc:
+        print(f"pg-bot: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
-        return 130
+        return exits.INTERRUPTED
     except BrokenPipeError:  # `pg-bot ... | head`: the reader left; not an error of ours
         sys.stderr.close()
         return 0

@@ -1,8 +1,11 @@
-"""Load and validate rules.yaml. Every error names the offending key and its line."""
+"""Load and validate the policy: rules.yaml, .pg-bot.yaml or pyproject.toml's `[tool.pg-bot]` (one schema for
+all three; docs/configuration.md). Every error names the file, the offending key and its line."""
 
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -14,14 +17,15 @@ from bot import globs
 from bot.files import DEFAULT_MAX_BYTES, SourceError, read_source
 from bot.model import Severity
 
-CONFIG_NAMES = ("rules.yaml", ".pg-bot.yaml")
+CONFIG_NAMES = ("rules.yaml", ".pg-bot.yaml")  # in one folder these come first, then PYPROJECT
+PYPROJECT = "pyproject.toml"  # counts only when it has a [tool.pg-bot] table
 MAX_CONFIG_BYTES = 1024 * 1024  # the packaged policy is ~8 KB; a file near this size is no policy file
 MAX_DEPTH = 32  # the schema needs 4 levels of nesting; deeper only serves to exhaust the stack
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: several times faster
 
 
 class ConfigError(Exception):
-    """rules.yaml is malformed; the message names file, line and key."""
+    """The configuration is malformed; the message names file, line and key."""
 
 
 @dataclass(frozen=True)
@@ -123,40 +127,92 @@ def default_path() -> Path:
 
 
 def find_config(start: Path) -> Path | None:
-    """rules.yaml (or .pg-bot.yaml) in ``start`` or the nearest parent holding one."""
+    """The configuration nearest to ``start``: in ``start`` or the closest parent holding one, rules.yaml, else
+    .pg-bot.yaml, else a pyproject.toml with a `[tool.pg-bot]` table (a pyproject.toml without one is passed
+    over). A `[tool.pg-bot]` table that a YAML file next to it overrides is named in a warning on stderr."""
     start = start.resolve()
     for folder in (start, *start.parents):
         for name in CONFIG_NAMES:
             candidate = folder / name
             if candidate.is_file():
+                _warn_if_shadowed(folder / PYPROJECT, candidate)
                 return candidate
+        pyproject = folder / PYPROJECT
+        if pyproject.is_file() and _has_table(pyproject):
+            return pyproject
     return None
 
 
+def _has_table(pyproject: Path) -> bool:
+    from bot import pyproject as toml_config
+
+    data = _read(pyproject)
+    return toml_config.mentions_table(data) and toml_config.table(_decode(data, pyproject), str(pyproject)) is not None
+
+
+_WARNED: set[Path] = set()  # once per file and process: the flake8 plugin loads a config per folder
+
+
+def _warn_if_shadowed(pyproject: Path, used: Path) -> None:
+    if pyproject in _WARNED:
+        return
+    try:
+        shadowed = pyproject.is_file() and _has_table(pyproject)
+    except ConfigError:
+        return  # unreadable or not TOML: it is not the configuration in use either way
+    if shadowed:
+        _WARNED.add(pyproject)
+        print(f"pg-bot: warning: {pyproject}: [tool.pg-bot] is ignored: {used.name} in the same folder takes "
+              "precedence (keep one of them)", file=sys.stderr)
+
+
 def load(path: Path | None = None, *, search_from: Path | None = None) -> Config:
-    """Load ``path``; else the nearest rules.yaml above ``search_from``; else the packaged defaults."""
+    """Load ``path``; else the configuration nearest to ``search_from`` (find_config); else the packaged
+    defaults. A path ending in `.toml` is read as a pyproject.toml (its `[tool.pg-bot]` table)."""
     if path is None and search_from is not None:
         path = find_config(search_from)
     if path is None:
         path = default_path()
-    try:
-        data = read_source(path, MAX_CONFIG_BYTES)  # a regular file of sane size: no FIFO, no /dev/zero
-    except SourceError as exc:
-        raise ConfigError(f"{path}:1: {exc}") from exc
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise ConfigError(f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save rules.yaml as UTF-8") from exc
+    text = _decode(_read(path), path)
+    if path.suffix == ".toml":
+        return parse_pyproject(text, str(path))
     # The packaged defaults are validated by the test suite; skipping jsonschema for them keeps a
     # `pg-bot check` run on defaults fast (the import alone costs ~50 ms).
     return parse(text, str(path), validate=path.resolve() != default_path().resolve())
 
 
+def _read(path: Path) -> bytes:
+    try:
+        return read_source(path, MAX_CONFIG_BYTES)  # a regular file of sane size: no FIFO, no /dev/zero
+    except SourceError as exc:
+        raise ConfigError(f"{path}:1: {exc}") from exc
+
+
+def _decode(data: bytes, path: Path) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ConfigError(f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save {path.name} as "
+                          "UTF-8") from exc
+
+
+def parse_pyproject(text: str, source: str = "<pyproject.toml>", *, validate: bool = True) -> Config:
+    """The `[tool.pg-bot]` table of a pyproject.toml's text: the same keys and schema as rules.yaml."""
+    from bot import pyproject as toml_config
+
+    data = toml_config.table(text, source)
+    if data is None:
+        raise ConfigError(f"{source}:1: no [{toml_config.NAME}] table")
+    if validate:
+        _validate(data, lambda: toml_config.key_lines(text), source, prefix=toml_config.NAME)
+    return _build(data, source)
+
+
 def parse(text: str, source: str = "<string>", *, validate: bool = True) -> Config:
     data, lines = _load_yaml(text, source)
     if validate:
-        _validate(data, lines, source)
+        _validate(data, lambda: lines, source)
     return _build(data, source)
 
 
@@ -235,27 +291,41 @@ def _schema() -> dict[str, Any]:
     return json.loads((resources.files("bot") / "schema" / "rules.schema.json").read_text(encoding="utf-8"))
 
 
-def _validate(data: Any, lines: dict[tuple[Any, ...], int], source: str) -> None:
+def _validate(data: Any, lines_of: Callable[[], dict[tuple[Any, ...], int]], source: str, prefix: str = "") -> None:
+    """Schema errors as `source:line: message` lines. ``lines_of`` maps key paths to lines; it is only asked
+    when there are errors (for a pyproject.toml it scans the text). ``prefix`` names the table the data
+    came from (`tool.pg-bot`), so keys are named as written."""
     import jsonschema  # imported here: only needed when a file is validated
 
     validator = jsonschema.Draft202012Validator(_schema())
     errors = sorted(validator.iter_errors(data), key=lambda e: (list(map(str, e.absolute_path))))
     if not errors:
         return
+    lines = lines_of()
+
+    def name(path: tuple[Any, ...]) -> str:
+        return ".".join(str(p) for p in (*([prefix] if prefix else []), *path))
+
     messages = []
     for err in errors:
         path = tuple(err.absolute_path)
-        key = ".".join(str(p) for p in path) or "<top level>"
+        key = name(path) or "<top level>"
         if err.validator == "additionalProperties" and isinstance(err.instance, dict):
             allowed = set(err.schema.get("properties", {}))
             for extra in sorted(k for k in err.instance if k not in allowed):
                 child = (*path, extra)
-                name = ".".join(str(p) for p in child)
                 known = ", ".join(sorted(allowed))
-                messages.append(f"{source}:{lines.get(child, '?')}: unknown key `{name}` (known: {known})")
+                messages.append(f"{source}:{_line_of(lines, child)}: unknown key `{name(child)}` (known: {known})")
             continue
-        messages.append(f"{source}:{lines.get(path, '?')}: `{key}`: {err.message}")
+        messages.append(f"{source}:{_line_of(lines, path)}: `{key}`: {err.message}")
     raise ConfigError("\n".join(messages))
+
+
+def _line_of(lines: dict[tuple[Any, ...], int], path: tuple[Any, ...]) -> int | str:
+    """The line of ``path``, else of its nearest ancestor that has one (a key inside a TOML inline table)."""
+    while path not in lines and path:
+        path = path[:-1]
+    return lines.get(path, "?")
 
 
 def _build(data: dict[str, Any], source: str) -> Config:

@@ -11,6 +11,14 @@ from fake_github import FakeGitHub, serve
 collect_ignore = ["fixtures/deepspeed_like"]
 
 
+@pytest.fixture(autouse=True)
+def github_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The verbs that talk to GitHub refuse to start without a token (exit 2). Tests only ever talk to the fake,
+    so each gets a fake token, and never a real one from the environment; a test about the token sets its own."""
+    monkeypatch.delenv("GH_TOKEN", raising=False)
+    monkeypatch.setenv("GITHUB_TOKEN", "t0ken")
+
+
 @pytest.fixture
 def fake_github() -> Iterator[FakeGitHub]:
     with serve(FakeGitHub()) as fake:

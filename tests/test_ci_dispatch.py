@@ -344,7 +344,7 @@ def test_cli_bad_event_file_and_missing_token_exit_2(tmp_path: Path, monkeypatch
     assert "pull_request" in capsys.readouterr().err
 
 
-def test_cli_api_failure_exits_1(fake: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_cli_api_failure_exits_3(fake: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                  capsys: pytest.CaptureFixture[str]) -> None:
     rules = tmp_path / "rules.yaml"
     rules.write_text(RULES)
@@ -354,7 +354,7 @@ def test_cli_api_failure_exits_1(fake: FakeGitHub, tmp_path: Path, monkeypatch: 
     fake.fail(404, path=r"/permission$", times=1, message="Not Found")
     fake.fail(401, times=50)
     monkeypatch.setenv("GITHUB_TOKEN", "t0ken")
-    assert cli.main(["dispatch", "--config", str(rules), "--event", str(path), "--api-url", fake.url]) == 1
+    assert cli.main(["dispatch", "--config", str(rules), "--event", str(path), "--api-url", fake.url]) == 3
     assert "GitHub API error" in capsys.readouterr().err
     assert fake.repos[REPO].dispatches == []
 

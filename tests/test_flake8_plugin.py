@@ -46,7 +46,8 @@ def run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def lines(out: str) -> list[str]:
-    return sorted(" ".join(line.split()[:2]) for line in out.splitlines() if line.strip())
+    """The findings (check's closing `Found N findings ...` line is not one)."""
+    return sorted(" ".join(line.split()[:2]) for line in out.splitlines() if line.strip() and not line.startswith("Found "))
 
 
 def test_flake8_reports_what_check_reports_with_flake8_noqa(tmp_path: Path) -> None:

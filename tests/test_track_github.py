@@ -146,7 +146,7 @@ def test_unknown_issue_is_a_clear_error(fake: HookedGitHub, repo, capsys) -> Non
     r, shas = repo
     rc = main(["status", "--ref", shas[0], "--repo-dir", str(r.path), "--no-cache", "--update-issue",
                f"{REPO}#99", "--api-url", fake.url])
-    assert rc == 2
+    assert rc == 3  # GitHub answered 404: an API failure, not a usage error
     assert "#99" in capsys.readouterr().err
 
 

@@ -1,11 +1,18 @@
-"""`pg-bot dashboard --out DIR`: a static page (status table, burndown, a link to each remaining site)."""
+"""`pg-bot dashboard --out DIR`: a static page (status table, burndown, a link to each remaining site).
+
+The repository the page links to: --repo, else $GITHUB_REPOSITORY, else the `origin` remote of --repo-dir
+(https, ssh or scp-like URL); the server stays --server-url / $GITHUB_SERVER_URL / github.com, since an ssh
+host name may be an alias.
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from bot.commands.history import add_range, write_outputs
 from bot.commands.history import history as compute_points
@@ -13,15 +20,16 @@ from bot.config import ConfigError
 from bot.track import options
 from bot.track.dashboard import render_html
 from bot.track.export import HistoryFileError, read_json
-from bot.track.gitread import GitError, rev_parse
+from bot.track.gitread import GitError, git, rev_parse
 from bot.track.table import render_markdown
 from bot.track.trees import status_at_ref
 
 
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, required=True, help="folder to write index.html and its files into")
-    parser.add_argument("--repo", default=os.environ.get("GITHUB_REPOSITORY"),
-                        help="OWNER/NAME for links to each site (default: $GITHUB_REPOSITORY)")
+    parser.add_argument("--repo", default=os.environ.get("GITHUB_REPOSITORY") or None,
+                        help="OWNER/NAME for links to each site (default: $GITHUB_REPOSITORY, else the origin "
+                             "remote of --repo-dir)")
     parser.add_argument("--server-url", default=os.environ.get("GITHUB_SERVER_URL", "https://github.com"))
     parser.add_argument("--history", type=Path, metavar="JSON",
                         help="draw the chart from this `pg-bot history` output instead of computing it")
@@ -31,7 +39,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        repo = options.parse_repo(args.repo)
+        repo = options.parse_repo(args.repo or _origin_repo(args.repo_dir))
         if args.history is not None:
             points, _ = read_json(args.history)
             if not points:
@@ -61,3 +69,38 @@ def run(args: argparse.Namespace) -> int:
         return 2
     print(args.out / "index.html")
     return 0
+
+
+_SCHEMES = frozenset({"https", "http", "ssh", "git", "git+ssh", "ssh+git"})
+_SCP_LIKE = re.compile(r"^(?:[^@/:]+@)?[^/:]+:(?P<path>[^/].*)$")  # git@github.com:OWNER/NAME.git
+
+
+def repo_from_remote(url: str) -> str | None:
+    """OWNER/NAME from a remote URL (`https://github.com/o/n.git`, `ssh://git@host/o/n`, `git@host:o/n.git`),
+    or None when it names no such path (a local path, a deeper URL)."""
+    url = url.strip()
+    if "://" in url:
+        parts = urlsplit(url)
+        if parts.scheme.lower() not in _SCHEMES:  # file:// and the like name a folder, not a repository
+            return None
+        path = parts.path
+    else:
+        m = _SCP_LIKE.match(url)
+        if m is None:
+            return None
+        path = m["path"]
+    path = path.strip("/").removesuffix(".git")
+    return path if options.REPO_RE.match(path) else None
+
+
+def _origin_repo(repo_dir: Path) -> str:
+    try:
+        url = git(repo_dir, "remote", "get-url", "origin").decode("utf-8", "replace")
+    except GitError as exc:
+        raise options.UsageError("no --repo given, GITHUB_REPOSITORY is not set and the git remote `origin` "
+                                 f"cannot be read ({exc}); pass --repo OWNER/NAME") from exc
+    repo = repo_from_remote(url)
+    if repo is None:  # the URL itself is not shown: it may carry a token (https://x-access-token:...@host/...)
+        raise options.UsageError("no --repo given, GITHUB_REPOSITORY is not set and the origin remote's URL "
+                                 "names no OWNER/NAME; pass --repo OWNER/NAME")
+    return repo

@@ -4,6 +4,10 @@ Modes:
   pg-bot dispatch [--event FILE]     handle a pull_request_target event (labeled / synchronize)
   pg-bot dispatch check-inputs ...   re-validate workflow inputs in the job; write them to $GITHUB_OUTPUT
   pg-bot dispatch run-tests ...      the shared run step of the XPU job and its CPU twin
+
+Exit codes (bot.commands.exits): 0 done, 1 the dispatch was refused or the tests failed (pytest's own code is
+printed), 2 usage/config error or refused inputs (no token: checked before any network call), 3 GitHub API
+failure, 4 internal error.
 """
 
 from __future__ import annotations
@@ -17,9 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from bot.ci.dispatch import DispatchClient
+from bot.commands import exits
+from bot.commands.common import github_token
 from bot.config import Config, ConfigError, load
 
-EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_GITHUB = exits.OK, exits.FINDINGS, exits.USAGE, exits.GITHUB
 DEFAULT_API = "https://api.github.com"
 
 
@@ -37,11 +43,13 @@ def register(parser: argparse.ArgumentParser) -> None:
     modes = parser.add_subparsers(dest="mode", metavar="MODE")
 
     check = modes.add_parser("check-inputs", help="validate workflow inputs; print them as key=value")
+    check.set_defaults(_parser=check)  # an unknown option prints this mode's usage (bot.cli)
     _input_args(check)
     check.add_argument("--github-output", type=Path,
                        help="append the validated inputs to this file (in a job: \"$GITHUB_OUTPUT\")")
 
     run = modes.add_parser("run-tests", help="validate, check the checkout, run the selected tests")
+    run.set_defaults(_parser=run)
     _input_args(run)
     run.add_argument("--workdir", type=Path, default=Path("."), help="checkout of the PR at --sha")
     run.add_argument("--python", default=sys.executable, help="interpreter that has the tested code installed")
@@ -102,7 +110,11 @@ def _run_tests(args: argparse.Namespace, config: Config) -> int:
     print(f"pg-bot: in {p.cwd}: {shlex.join(p.argv)}", file=sys.stderr, flush=True)
     if args.run_dry:
         return EXIT_OK
-    return run_tests(p)
+    code = run_tests(p)
+    if code != 0:  # pytest's codes (2 interrupted, 4 usage, 5 nothing ran) would collide with pg-bot's own
+        print(f"pg-bot: the tests failed (pytest exited {code})", file=sys.stderr)
+        return EXIT_FAIL
+    return EXIT_OK
 
 
 def _handle_event(args: argparse.Namespace, config: Config) -> int:
@@ -124,10 +136,7 @@ def _handle_event(args: argparse.Namespace, config: Config) -> int:
     except EventError as exc:
         print(f"pg-bot: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    token = os.environ.get("GITHUB_TOKEN")
-    if not token:
-        print("pg-bot: GITHUB_TOKEN is not set", file=sys.stderr)
-        return EXIT_USAGE
+    token = github_token(event.repo)  # before any network call: exit 2 without one
     api_url = args.api_url or os.environ.get("GITHUB_API_URL") or DEFAULT_API
     from bot.github import GitHubClient, GitHubError
 
@@ -137,7 +146,7 @@ def _handle_event(args: argparse.Namespace, config: Config) -> int:
         outcome = handle(event, client, config)
     except GitHubError as exc:
         print(f"pg-bot: GitHub API error: {exc}", file=sys.stderr)
-        return EXIT_FAIL
+        return EXIT_GITHUB
     print(f"pg-bot dispatch: {outcome.action}: {outcome.message}")
     if outcome.inputs is not None:
         print(json.dumps(outcome.inputs, indent=2))

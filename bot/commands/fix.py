@@ -1,8 +1,10 @@
 """`pg-bot fix [PATHS]`: print a unified diff (default), `--write` it in place, or `--check` (exit 1 if any change).
+`--output-file FILE` writes the diff to FILE in every mode (with --check: the patch CI can keep as an artifact).
 
-Exit codes: 0 done (or nothing to change), 1 `--check` found changes, 2 usage/config error. A file that
-cannot be read, decoded, parsed or rewritten is reported and skipped; the run goes on. `--write` replaces each
-file in one step (a temporary file renamed over it), so a failure never leaves a file half-written.
+Exit codes (bot.commands.exits): 0 done (or nothing to change); 1 `--check` found changes, or a file could not
+be read, parsed or written (reported on stderr; the run goes on without it); 2 usage/config error; 4 internal
+error. `--exit-zero` turns 1 into 0. `--write` replaces each file in one step (a temporary file renamed over
+it), so a failure never leaves a file half-written.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ import tokenize
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from bot.analyze import RULES, analyze_source
+from bot.commands import colour, exits
 from bot.commands.common import add_config_options, fail, load_config, selected
 from bot.config import Config, ConfigError
 from bot.files import SourceError, SourcePath, display_path, iter_python_files, project_relative
@@ -40,6 +44,10 @@ def register(parser: argparse.ArgumentParser) -> None:
         help="also apply fixes that change behaviour by design (partial guards, unguarded collectives, ...)",
     )
     parser.add_argument("--show-refused", action="store_true", help="list every fix not applied, with the reason")
+    parser.add_argument("--output-file", "-o", type=Path, metavar="FILE",
+                        help="write the diff to FILE (in every mode; without it only the default mode prints it)")
+    parser.add_argument("--exit-zero", action="store_true",
+                        help="exit 0 even when --check finds changes or a file could not be fixed")
     add_config_options(parser)
 
 
@@ -125,8 +133,30 @@ def run(args: argparse.Namespace) -> int:
         wanted = selected(args, set(RULES)) & set(FIXABLE)
     except ConfigError as exc:
         return fail(str(exc))
+    try:
+        diff_file = _open(args.output_file) if args.output_file is not None else None
+    except OSError as exc:
+        return fail(f"cannot write --output-file {args.output_file}: {exc.strerror or exc}")
+    try:
+        tally = _fix_all(args, paths, config, wanted, diff_file)
+    finally:
+        if diff_file is not None:
+            diff_file.close()
+    _summary(tally, args)
+    failed = bool(tally.errors) or (args.check and (tally.files_changed > 0 or bool(tally.created.files)))
+    return exits.FINDINGS if failed and not args.exit_zero else exits.OK
+
+
+def _open(path: Path) -> IO[str]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path.open("w", encoding="utf-8", newline="")  # the diff keeps each file's own line endings
+
+
+def _fix_all(args: argparse.Namespace, paths: list[Path], config: Config, wanted: set[str],
+             diff_file: IO[str] | None) -> Tally:
     tally = Tally()
     texts: list[tuple[Path, str]] = []  # every file's fixed text: does the tree now import a missing module?
+    coloured = diff_file is None and colour.wanted(sys.stdout)
     for entry in iter_python_files(paths):
         shown = line_start(display_path(entry.path, Path.cwd()))  # a hostile name must not break the output
         outcome = fix_file(entry, shown, config, wanted, args.unsafe_fixes, tally)
@@ -141,12 +171,15 @@ def run(args: argparse.Namespace) -> int:
                 write_atomically(entry.path, new.encode(encoding))
             except (OSError, UnicodeEncodeError) as exc:
                 tally.errors.append(f"{shown}: cannot write: {error_text(exc)}")
-        elif not args.check:
+        if diff_file is not None:
+            diff_file.write(_diff(shown, old, new))
+        elif coloured and not (args.write or args.check):
+            colour.print_diff(_diff(shown, old, new), sys.stdout)
+        elif not (args.write or args.check):
             sys.stdout.write(_diff(shown, old, new))
     tally.created = create_missing(texts, config, write=args.write, show_diff=not args.check,
                                    display=lambda p: line_start(display_path(p, Path.cwd())))
-    _summary(tally, args)
-    return 1 if args.check and (tally.files_changed or tally.created.files) else 0
+    return tally
 
 
 def _counts(counter: Counter[str]) -> str:

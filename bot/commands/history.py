@@ -9,7 +9,6 @@ from pathlib import Path
 
 from bot.config import ConfigError
 from bot.track import options
-from bot.track.chart import write_chart
 from bot.track.export import write_csv, write_json
 from bot.track.gitread import GitError, default_branch, git, rev_parse
 from bot.track.history import Point, compute_history
@@ -53,6 +52,8 @@ def history(args: argparse.Namespace) -> tuple[list[Point], Status, TreeReader, 
 
 
 def write_outputs(points: list[Point], reader: TreeReader, out: Path, meta: dict[str, object]) -> list[Path]:
+    from bot.track.chart import write_chart  # matplotlib: only when a chart is drawn, never for --help
+
     out.mkdir(parents=True, exist_ok=True)
     write_json(points, out / "history.json", meta)
     write_csv(points, out / "history.csv")

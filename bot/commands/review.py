@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from bot.analyze import analyze_source
-from bot.commands.common import fail
+from bot.commands.common import fail, github_token
 from bot.config import Config, ConfigError
 from bot.config import load as load_config
 from bot.diff import (
@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
         plan = plan_review(files, [], _patch_sha(text), suggest)
         print(render_dry_run(plan, args.format))
         return 1 if plan.new or plan.to_summary else 0
-    token = os.environ.get("GITHUB_TOKEN") or None
+    token = github_token(args.repo)  # before any network call: no token or a bad --repo is exit 2
     try:
         client = GitHubClient(token, args.repo, base_url=args.api_url, login=args.bot_login,
                               retry=default_retry(total=args.retries, backoff_factor=args.backoff))

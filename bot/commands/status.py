@@ -1,4 +1,9 @@
-"""`pg-bot status [--source DIR | --ref REF] [--update-issue OWNER/NAME#N]`: the status table per area."""
+"""`pg-bot status [--source DIR | --ref REF] [--update-issue OWNER/NAME#N]`: the status table per area.
+
+Exit codes (bot.commands.exits): 0 done, 2 usage/config error (with --update-issue: no token, checked before
+anything is computed; markers in the issue that cannot be used), 3 GitHub API failure (or the issue kept changing
+under us), 4 internal error.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,8 @@ import os
 import sys
 from pathlib import Path
 
+from bot.commands import exits
+from bot.commands.common import github_token
 from bot.config import ConfigError
 from bot.track import options
 from bot.track.gitread import GitError, rev_parse
@@ -53,11 +60,12 @@ def compute(args: argparse.Namespace) -> Status:
 def run(args: argparse.Namespace) -> int:
     try:
         issue = options.parse_issue(args.update_issue) if args.update_issue else None
+        token = github_token(issue.repo) if issue else None  # before the work and any network call
         linked = options.parse_repo(args.repo) if args.repo else (issue.repo if issue else None)
         status = compute(args)
     except (options.UsageError, ConfigError, GitError, OSError) as exc:
         print(f"pg-bot: {exc}", file=sys.stderr)
-        return 2
+        return exits.USAGE
     link_base = args.link_base
     if link_base is None and linked is not None:
         link_base = f"{args.server_url.rstrip('/')}/{linked}/blob/HEAD"
@@ -66,22 +74,24 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"areas": status.counts(), "errors": status.errors}, indent=1))
     else:
         print(table, end="")
-    if issue is None:
-        return 0
-    return _update(issue, table, args)
+    if issue is None or token is None:
+        return exits.OK
+    return _update(issue, table, token, args)
 
 
-def _update(issue: options.IssueRef, table: str, args: argparse.Namespace) -> int:
+def _update(issue: options.IssueRef, table: str, token: str, args: argparse.Namespace) -> int:
     from bot.github import GitHubClient, GitHubError  # only this path needs the network
     from bot.track.issue_update import UpdateConflict, update_issue
 
-    token = os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")
     try:
         client = GitHubClient(token, issue.repo, base_url=args.api_url)
         result = update_issue(client, issue.number, table, heading=args.heading)
-    except (GitHubError, MarkerError, UpdateConflict) as exc:
+    except MarkerError as exc:  # the issue's text, not GitHub, is at fault: fix the markers by hand
         print(f"pg-bot: {issue.repo}#{issue.number}: {exc}", file=sys.stderr)
-        return 2
+        return exits.USAGE
+    except (GitHubError, UpdateConflict) as exc:
+        print(f"pg-bot: {issue.repo}#{issue.number}: {exc}", file=sys.stderr)
+        return exits.GITHUB
     verdict = "updated" if result.written else "unchanged, not written"
     print(f"pg-bot: {issue.repo}#{issue.number}: {verdict} (attempt {result.attempts})", file=sys.stderr)
-    return 0
+    return exits.OK

@@ -21,6 +21,7 @@ from bot.track.status import FileSummary
 
 DEFAULT_DIR = Path(".pg-bot-cache")
 FORMAT = 1
+GITIGNORE = "# Created by pg-bot: the analysis cache is never committed.\n*\n"
 
 
 def blob_id(data: bytes) -> str:
@@ -103,7 +104,7 @@ class AnalysisCache:
         """Write atomically (temp file + rename): a concurrent run sees the old file or the new one."""
         if self.path is None or not self._dirty:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        _make_cache_dir(self.path.parent)
         fd, tmp = tempfile.mkstemp(prefix=".analysis-", dir=self.path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -113,3 +114,20 @@ class AnalysisCache:
             Path(tmp).unlink(missing_ok=True)
             raise
         self._dirty = False
+
+
+def _make_cache_dir(folder: Path) -> None:
+    """The folder, with a `.gitignore` of `*` so that git never offers the cache for a commit. It is written
+    only into a folder pg-bot creates or that holds nothing but its cache files: `--cache-dir .` must never
+    hide a whole project from git."""
+    created = not folder.exists()
+    folder.mkdir(parents=True, exist_ok=True)
+    ignore = folder / ".gitignore"
+    if ignore.exists():
+        return
+    if created or all(_is_cache_file(entry.name) for entry in folder.iterdir()):
+        ignore.write_text(GITIGNORE, encoding="utf-8")
+
+
+def _is_cache_file(name: str) -> bool:
+    return (name.startswith("analysis-") and name.endswith(".json")) or name.startswith(".analysis-")  # or a temp

@@ -88,6 +88,10 @@ class Config:
     areas: tuple[Area, ...] = ()
     ci: CIConfig = field(default_factory=CIConfig)
     max_file_bytes: int = DEFAULT_MAX_BYTES  # larger source files are reported (PG000), never read
+    # functions that return a group's world size (last name, in a comm module, or fully qualified elsewhere)
+    size_functions: tuple[str, ...] = ("get_world_size",)
+    # name globs of groups for which None means "this dimension is absent" (evidence for PG105, medium confidence)
+    absent_groups: tuple[str, ...] = ()
     source: str = "<defaults>"
 
     @property
@@ -368,5 +372,7 @@ def _build(data: dict[str, Any], source: str) -> Config:
         areas=areas,
         ci=ci,
         max_file_bytes=get("max_file_bytes") or DEFAULT_MAX_BYTES,
+        size_functions=tuple(get("size_functions") or ("get_world_size",)),
+        absent_groups=tuple(get("absent_groups") or ()),
         source=source,
     )

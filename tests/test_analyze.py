@@ -535,3 +535,21 @@ def test_a_long_and_chain_is_linear_not_quadratic() -> None:
     assert [f.code for f in result.findings] == ["PG101"]
     # LibCST nests a 5,000-operand chain 5,000 deep: the fixer refuses it with its reason, it never raises
     assert fixed.source == src and [why for _, why in fixed.refused] and not fixed.applied
+
+
+def test_size_functions_and_absent_groups_come_from_the_config() -> None:
+    src = """
+    import deepspeed.comm as dist
+    from mypkg.groups import tp_size
+    def f(t, g=None):
+        if g is not None and tp_size(g) > 1:
+            dist.all_reduce(t, group=g)
+    def h(t, tp_group=None):
+        dist.all_reduce(t, group=tp_group)
+    """
+    # by default tp_size(g) is a separately supplied size (out of scope) and tp_group=None has no evidence
+    assert codes(src) == []
+    config = parse("version: 1\\nsize_functions: [get_world_size, mypkg.groups.tp_size]\\nabsent_groups: ['tp_*']\\n")
+    found = findings(src, config=config)
+    assert [(f.code, f.confidence.value) for f in found] == [("PG101", "high"), ("PG105", "medium")]
+    assert "absent_groups" in found[1].evidence[0]

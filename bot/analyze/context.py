@@ -55,7 +55,7 @@ class Context:
 
     def __post_init__(self) -> None:
         self._modules = tuple(self.config.comm_modules)
-        self._sizes = frozenset(getattr(self.config, "size_functions", ()) or ("get_world_size",))
+        self._sizes = frozenset(self.config.size_functions or ("get_world_size",))
 
     # ------------------------------------------------------------ resolution
 
@@ -112,7 +112,8 @@ class Context:
         if qualified is None:
             return None
         name = qualified.rpartition(".")[2]
-        if name not in self._sizes or (self.comm_module_of(qualified) is None and qualified not in self._sizes):
+        # a size function of a comm module by its name, or any other by its qualified name (rules.yaml)
+        if qualified not in self._sizes and not (name in self._sizes and self.comm_module_of(qualified) is not None):
             return None
         group = _argument(node, "group", 0)
         if group is None or is_none(group):

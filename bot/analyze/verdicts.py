@@ -5,7 +5,7 @@ and what None means for an unguarded group. Rules read these; they never look at
 from __future__ import annotations
 
 import ast
-import re
+import fnmatch
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -253,8 +253,8 @@ def _world_fallbacks(module: ModuleFacts) -> set[str]:
 
 # rules.yaml `absent_groups`: names of groups for which None means "this dimension is absent" in this project.
 def _named_absent(module: ModuleFacts, leaf: str) -> bool:
-    patterns = getattr(module.ctx.config, "absent_groups", ()) or ()
-    return any(re.search(p, leaf) for p in patterns)
+    """rules.yaml `absent_groups`: name globs (`*_tp_group`) of groups for which None means "absent"."""
+    return any(fnmatch.fnmatchcase(leaf, pattern) for pattern in module.ctx.config.absent_groups)
 
 
 def _evidence(module: ModuleFacts, key: str, function: FunctionInfo | None,

@@ -549,7 +549,7 @@ def test_size_functions_and_absent_groups_come_from_the_config() -> None:
     """
     # by default tp_size(g) is a separately supplied size (out of scope) and tp_group=None has no evidence
     assert codes(src) == []
-    config = parse("version: 1\\nsize_functions: [get_world_size, mypkg.groups.tp_size]\\nabsent_groups: ['tp_*']\\n")
+    config = parse("version: 1\nsize_functions: [get_world_size, mypkg.groups.tp_size]\nabsent_groups: ['tp_*']\n")
     found = findings(src, config=config)
     assert [(f.code, f.confidence.value) for f in found] == [("PG101", "high"), ("PG105", "medium")]
     assert "absent_groups" in found[1].evidence[0]

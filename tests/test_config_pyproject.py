@@ -132,7 +132,7 @@ def test_errors_name_file_line_and_key_as_written(tree: Path, capsys: pytest.Cap
     assert main(["check", "pkg"]) == 2
     err = capsys.readouterr().err
     path = tree / "pyproject.toml"
-    assert f"{path}:10: unknown key `tool.pg-bot.colectives` (known: areas, ci, collectives" in err
+    assert f"{path}:10: unknown key `tool.pg-bot.colectives` (known: absent_groups, areas, ci, collectives" in err
     assert f"{path}:17: unknown key `tool.pg-bot.rules.PG101.bogus` (known: enabled, severity)" in err
     assert f"{path}:25: `tool.pg-bot.areas.1.paths`: 'b/**' is not of type 'array'" in err
     # a key inside an inline table has no line of its own: the line of the key that holds it

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from bot import links
 from bot.diff import from_api_file
+from bot.fingerprint import fingerprints
 from bot.fix import Suggestion
 from bot.github import Comment, GitHubError, PullFile
 from bot.model import FileResult, Finding, Span
@@ -13,7 +14,6 @@ from bot.report.github_review import (
     SUMMARY_MARKER,
     AnalyzedFile,
     Outcome,
-    fingerprints,
     marker,
     parse_marker,
     plan_review,
@@ -105,11 +105,11 @@ def test_rerun_does_not_repost_and_edits_only_what_changed() -> None:
 
 def test_fingerprint_survives_moving_code_and_tells_twins_apart() -> None:
     moved = "\n" * 5 + SOURCE
-    a = fingerprints(SOURCE, [finding(11)])
-    b = fingerprints(moved, [Finding("PG101", "msg PG101", "m.py", Span(16, 4, 16, 20), group="g", function="f")])
+    a = fingerprints([finding(11)], SOURCE)
+    b = fingerprints([Finding("PG101", "msg PG101", "m.py", Span(16, 4, 16, 20), group="g", function="f")], moved)
     assert a == b
     twins = "x = g\nx = g\n"
-    fps = fingerprints(twins, [finding(1), finding(2)])
+    fps = fingerprints([finding(1), finding(2)], twins)
     assert fps[0] != fps[1]
 
 

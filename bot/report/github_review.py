@@ -1,8 +1,9 @@
 """Plan and post one PR review: pure planning over findings, suggestions and the comments already on the PR,
 then a poster that turns the plan into a bounded number of requests (one review create, however many findings).
 
-Every inline comment starts with ``<!-- pg-bot:finding CODE path fingerprint -->``. The fingerprint hashes what
-the finding is (rule, file, function, group, the flagged text, its occurrence) and not its line number, so a rerun
+Every inline comment starts with ``<!-- pg-bot:finding CODE path fingerprint -->``. The fingerprint
+(``bot.fingerprint``, the same one SARIF gives code scanning) hashes what the finding is (rule, file, function,
+group, the flagged text, its occurrence) and not its line number, so a rerun
 or a push that only moves code recognises the comment already made; a comment whose finding is gone is edited to
 say so (``... resolved -->``), and one GitHub marks outdated while its finding lives on is superseded by a new one.
 
@@ -26,6 +27,7 @@ from typing import Any, Protocol
 from bot import links
 from bot.analyze import RULES
 from bot.diff import FileChange, LineMap
+from bot.fingerprint import fingerprints
 from bot.fix import Suggestion
 from bot.github import Comment, GitHubError
 from bot.model import FileError, FileResult, Finding, Span
@@ -107,20 +109,6 @@ def parse_marker(body: str) -> tuple[tuple[str, str, str], str | None] | None:
     if m is None:
         return None
     return (m["code"], urllib.parse.unquote(m["path"]), m["fp"]), m["state"]
-
-
-def fingerprints(source: str, findings: Sequence[Finding]) -> list[str]:
-    """Line-independent identities: the same finding keeps its fingerprint when code above it moves."""
-    lines = LineMap(source)  # the findings' lines are Python's
-    seen: dict[str, int] = {}
-    out = []
-    for f in findings:
-        last = min(f.span.end_line, lines.python_line_count)
-        text = " ".join(" ".join(lines.python_line(n) for n in range(f.span.line, last + 1)).split())
-        base = "|".join((f.code, f.path, f.function or "", f.group or "", text))
-        seen[base] = seen.get(base, 0) + 1
-        out.append(hashlib.sha1(f"{base}|{seen[base]}".encode()).hexdigest()[:12])
-    return out
 
 
 def rule_link(code: str) -> str:
@@ -227,7 +215,7 @@ def plan_review(files: Sequence[AnalyzedFile], existing: Sequence[Comment], head
         plan.analysed.append(path)
         findings = af.result.findings
         lines = LineMap(af.source)
-        for original, fp in zip(findings, fingerprints(af.source, findings), strict=True):
+        for original, fp in zip(findings, fingerprints(findings, af.source), strict=True):
             key = (original.code, original.path, fp)
             current.add(key)
             f = finding_to_git(lines, original)

@@ -126,3 +126,44 @@ def test_output_buffer_collective_gets_a_suggestion_only_with_the_reason() -> No
     assert s.text == "    if pg_utils.is_parallel(group):\n        dist.all_gather(out, t, group=group)"
     assert "output buffer" in s.note and "fill the" in s.note
     assert fix_source(source, [gather], CONFIG, unsafe=True).applied == []
+
+
+def test_auto_says_whether_pg_bot_fix_applies_the_suggestion() -> None:
+    for name in sorted(p.name for p in FIX.glob("*.py")):
+        source, found = fixture(name)
+        for finding in found:
+            s = suggestion_for(source, finding, CONFIG)
+            if s is None or finding.code in ("PG106", "PG107"):
+                continue  # (their full fix spans several places: not comparable one finding at a time)
+            applied = bool(fix_source(source, [finding], CONFIG, unsafe=True).applied)
+            assert s.auto == applied, (name, finding.line, s.note)
+            if s.safe:
+                assert fix_source(source, [finding], CONFIG).applied == [finding]
+
+
+def test_a_prepared_file_is_parsed_once_for_all_its_findings_and_gives_the_same_blocks(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import libcst
+
+    from bot.fix.suggest import prepare
+
+    source, found = fixture("unguarded.py")
+    assert len(found) >= 3
+    alone = [suggestion_for(source, f, CONFIG) for f in found]
+    calls = {"cst": 0, "ast": 0}
+    real_cst, real_ast = libcst.parse_module, ast.parse
+
+    def count_cst(text: str, *args: object, **kwargs: object) -> libcst.Module:
+        calls["cst"] += text == source
+        return real_cst(text, *args, **kwargs)  # type: ignore[arg-type]
+
+    def count_ast(text: str, *args: object, **kwargs: object) -> ast.AST:
+        calls["ast"] += text == source  # (expressions are parsed too, to prove each rewrite)
+        return real_ast(text, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(libcst, "parse_module", count_cst)
+    monkeypatch.setattr(ast, "parse", count_ast)
+    prepared = prepare(source, CONFIG, "unguarded.py")
+    shared = [suggestion_for(source, f, CONFIG, prepared) for f in found]
+    assert shared == alone
+    assert calls == {"cst": 1, "ast": 1}  # the file's two parses, whatever the number of findings

@@ -148,3 +148,21 @@ def test_offline_review_numbers_lines_as_git_after_a_lone_cr(tmp_path: Path,
     (comment,) = json.loads(capsys.readouterr().out)["review"]["comments"]
     guard = next(i for i, text in enumerate(head.split("\n"), 1) if "get_world_size" in text)
     assert comment["line"] == guard and comment["path"] == "m.py"
+
+
+def test_each_file_is_parsed_once_for_all_its_suggestions(monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    import libcst
+
+    parsed: list[str] = []
+    real = libcst.parse_module
+
+    def counting(text: str, *args: object, **kwargs: object) -> libcst.Module:
+        parsed.append(text)
+        return real(text, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(libcst, "parse_module", counting)
+    monkeypatch.chdir(ROOT)
+    assert main(DRY_RUN) == 1
+    assert capsys.readouterr().out.count("```suggestion") == 5  # 4 of them in expert_reduce.py
+    assert len(parsed) == len(set(parsed)) == 2

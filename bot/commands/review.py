@@ -17,6 +17,7 @@ import sys
 import traceback
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot.analyze import analyze_source
 from bot.commands.common import fail
@@ -47,6 +48,9 @@ from bot.report.github_review import (
     post,
     review_body,
 )
+
+if TYPE_CHECKING:
+    from bot.fix.suggest import Prepared
 
 EXIT_GITHUB = 3
 
@@ -128,9 +132,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _suggester(config: Config) -> Suggest:
+    """Suggestions for one finding at a time, parsing each file once: the planner calls this for a file's
+    findings in a row, so the last file's parse is kept (one slot, so memory stays one file's worth)."""
+    held: list[Prepared] = []
+
     def suggest(source: str, finding: Finding) -> Suggestion | None:
+        from bot.fix.suggest import prepare  # LibCST loads only when a review has something to suggest
+
         try:
-            return suggestion_for(source, finding, config)
+            if not held or held[0].source is not source:
+                held[:] = [prepare(source, config, finding.path)]
+            return suggestion_for(source, finding, config, held[0])
         except Exception as exc:  # a fixer bug must not sink the whole review: comment without a suggestion
             # the job log runs workflow commands: a PR's file name is printed only escaped
             print(f"pg-bot: no suggestion for {printable(finding.path)}:{finding.line} {finding.code}: "

@@ -20,6 +20,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from bot.fix.plan import (
     InsertAfter,
     NameContiguous,
+    Op,
     Plan,
     RemoveDef,
     ReplaceCall,
@@ -75,9 +76,11 @@ class _Apply(cst.CSTTransformer):
         self.pending: dict[int, int] = defaultdict(int)  # plan index -> operations not yet applied
         self.removed: list[cst.FunctionDef] = []  # copies to drop; their block does it, keeping comments above
         self.failed: dict[int, str] = {}
+        self.targets: list[tuple[int, int]] = []  # line ranges the plans touch: nothing else is descended into
         for index, plan in plans:
             for op in plan.ops:
                 self.pending[index] += 1
+                self.targets.append(_lines_of(op))
                 if isinstance(op, ReplaceExpr | ReplaceCall):
                     if op.span in self.exprs and self.exprs[op.span][0] != index:
                         self.failed[index] = "another fix already rewrites this expression"
@@ -93,6 +96,14 @@ class _Apply(cst.CSTTransformer):
                     self.pending[index] -= 1  # the same cached flag is already being added
                 else:
                     self.stmts[op.span].append((index, op))
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        # A large file has thousands of statements and a plan touches one or two: skipping the subtrees that
+        # hold no target keeps a rewrite's cost that of the code it changes (their nodes stay as they are).
+        if not super().on_visit(node):
+            return False
+        span = self._pos(node)
+        return span is None or any(span.line <= last and first <= span.end_line for first, last in self.targets)
 
     # -------------------------------------------------------------- helpers
 
@@ -371,6 +382,13 @@ class _Apply(cst.CSTTransformer):
         return out, [*carry, *footer]
 
 
+def _lines_of(op: Op) -> tuple[int, int]:
+    if isinstance(op, RemoveDef | ReplaceReturn):
+        return op.line, op.line
+    span = op.chain if isinstance(op, RewriteChain) else op.span
+    return span.line, span.end_line
+
+
 def _up_to_last_comment(lines: Sequence[cst.EmptyLine]) -> list[cst.EmptyLine]:
     """The leading lines through the last comment: the blank lines between it and the removed def go with it."""
     last = max((i for i, line in enumerate(lines) if line.comment is not None), default=-1)
@@ -400,27 +418,36 @@ def _operators(node: cst.BooleanOperation, kind: type) -> list[cst.BaseBooleanOp
     return ops[::-1]
 
 
+def parse(source: str) -> MetadataWrapper | str:
+    """LibCST's tree of ``source`` with positions, reusable by several ``apply`` calls (the review suggests one
+    rewrite per finding: parsing a large file once instead of per finding), or why it cannot be rewritten."""
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:  # ast accepted it, LibCST did not: report, do not crash the run
+        return f"LibCST cannot parse this file: {exc.message}"
+    if module.code != source:  # e.g. a byte-order mark or a final lone CR: every untouched byte must survive
+        where = next((i for i, (a, b) in enumerate(zip(module.code, source, strict=False)) if a != b), min(len(module.code), len(source)))
+        line = source.count("\n", 0, where) + 1
+        return f"LibCST does not reproduce this file byte for byte (first difference on line {line}); not rewritten"
+    return MetadataWrapper(module, unsafe_skip_copy=True)  # transforms never mutate it: safe to reuse
+
+
 def apply(
     source: str,
     plans: Iterable[tuple[int, Plan]],
     lines: list[str],
     predicate: tuple[str, str] | None,
     unused: Iterable[tuple[str, str]] = (),
+    parsed: MetadataWrapper | str | None = None,
 ) -> Outcome:
-    """Run the plans over ``source``; import ``predicate`` (module, name) when not None; drop the
-    ``unused`` (module, name) from-imports if the rewrite left them unused."""
+    """Run the plans over ``source`` (``parsed``: its ``parse``, when the caller keeps one); import ``predicate``
+    (module, name) when not None; drop the ``unused`` (module, name) from-imports if the rewrite left them unused."""
     plans = list(plans)
-    try:
-        module = cst.parse_module(source)
-    except cst.ParserSyntaxError as exc:  # ast accepted it, LibCST did not: report, do not crash the run
-        return Outcome(source, {i: f"LibCST cannot parse this file: {exc.message}" for i, _ in plans})
-    if module.code != source:  # e.g. a byte-order mark or a final lone CR: every untouched byte must survive
-        where = next((i for i, (a, b) in enumerate(zip(module.code, source, strict=False)) if a != b), min(len(module.code), len(source)))
-        line = source.count("\n", 0, where) + 1
-        reason = f"LibCST does not reproduce this file byte for byte (first difference on line {line}); not rewritten"
-        return Outcome(source, {i: reason for i, _ in plans})
+    wrapper = parse(source) if parsed is None else parsed
+    if isinstance(wrapper, str):
+        return Outcome(source, {i: wrapper for i, _ in plans})
     applier = _Apply(plans, lines)
-    new = MetadataWrapper(module, unsafe_skip_copy=True).visit(applier)
+    new = wrapper.visit(applier)
     failed = dict(applier.failed)
     for index, _ in plans:
         if index not in failed and applier.pending[index] > 0:

@@ -181,7 +181,7 @@ def suggestion_to_git(lines: LineMap, s: Suggestion) -> Suggestion:
     if before or after or last - first != s.end_line - s.start_line:
         note = (f"{note}. " if note else "") + ("It also ends these lines with a newline instead of a lone carriage "
                                                 "return (the same code to Python)")
-    return Suggestion(first, last, text, s.safe, note)
+    return replace(s, start_line=first, end_line=last, text=text, note=note)
 
 
 def trusted(comments: Sequence[Comment], me: str | None) -> list[Comment]:

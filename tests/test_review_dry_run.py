@@ -58,11 +58,69 @@ def test_dry_run_matches_what_the_online_run_posts(fake_github: FakeGitHub, tmp_
 
 
 def test_dry_run_on_an_already_patched_tree(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The example appends code, so its context lines match the patched file too: applying it there again
+    # doubled the appended code (5 phantom pre-existing findings). The after-tree review is the same review.
     head = tmp_path / "head"
     shutil.copytree(EXAMPLE / "base", head)
     subprocess.run(["git", "apply", str(EXAMPLE / "change.patch")], cwd=head, check=True)
-    assert main(["review", "--diff", str(EXAMPLE / "change.patch"), "--source", str(head), "--dry-run"]) == 1
-    assert capsys.readouterr().out.count("```suggestion") == 5
+    reviews = []
+    for tree in (EXAMPLE / "base", head):
+        assert main(["review", "--diff", str(EXAMPLE / "change.patch"), "--source", str(tree), "--dry-run",
+                     "--format", "json"]) == 1
+        reviews.append(json.loads(capsys.readouterr().out))
+    assert reviews[0] == reviews[1]
+    assert len(reviews[1]["review"]["comments"]) == 5 and "**1** pre-existing" in reviews[1]["summary"]
+
+
+APPENDED = """import deepspeed.comm as dist
+
+
+def reduce(t, group=None):
+    if group is not None and dist.get_world_size(group=group) > 1:
+        dist.all_reduce(t, group=group)
+    return t
+"""
+MORE = """
+
+def gather(t, ep_group=None):
+    if ep_group is not None:
+        dist.all_reduce(t, group=ep_group)
+    return t
+"""
+
+
+@pytest.mark.parametrize("index_line", [True, False], ids=["git-index-line", "no-index-line"])
+@pytest.mark.parametrize("edit", ["append", "append-twice", "change-and-append"])
+def test_the_after_tree_review_equals_the_before_tree_review(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                            edit: str, index_line: bool) -> None:
+    before = APPENDED
+    after = {"append": APPENDED + MORE, "append-twice": APPENDED + MORE + MORE.replace("gather", "gather2"),
+             "change-and-append": APPENDED.replace("    return t\n", "    t = t + 1\n    return t + 0\n") + MORE}[edit]
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+                              check=True, capture_output=True, text=True).stdout
+
+    git("init", "-q")
+    (repo / "pkg" / "m.py").write_text(before)
+    git("add", "-A")
+    git("commit", "-qm", "base")
+    (repo / "pkg" / "m.py").write_text(after)
+    patch = git("diff")
+    if not index_line:
+        patch = "".join(line for line in patch.splitlines(keepends=True) if not line.startswith("index "))
+    (tmp_path / "change.patch").write_text(patch)
+    outputs = []
+    for content in (before, after):
+        (repo / "pkg" / "m.py").write_text(content)
+        main(["review", "--diff", str(tmp_path / "change.patch"), "--source", str(repo), "--dry-run", "--format", "json"])
+        outputs.append(json.loads(capsys.readouterr().out))
+    assert outputs[0] == outputs[1]
+    assert "could not be analysed" not in outputs[1]["summary"]
+    lines = {"append": [11], "append-twice": [11, 17], "change-and-append": [12]}[edit]
+    assert [c["line"] for c in outputs[1]["review"]["comments"]] == lines
 
 
 def test_dry_run_reports_a_patch_that_does_not_apply(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -29,7 +29,7 @@ from bot.diff import (
     apply,
     from_api_files,
     from_texts,
-    git_lines,
+    holds_new_side,
     is_python,
     parse_patch,
 )
@@ -196,44 +196,26 @@ def offline_files(patch_text: str, source: Path, config: Config) -> list[Analyze
 
 
 def _new_text(source: Path, change: FileChange) -> str:
-    """The patch applied to its file under ``source``, or that file as it is when it already holds the new side.
-    Every problem (missing, unreadable, not UTF-8, not applying) is a DiffError for this file."""
+    """The file's new text: as it is under ``source`` when it already holds the patch's new side (a tree after
+    the patch), else the patch applied to its old file there. Every problem (missing, unreadable, not UTF-8,
+    not applying) is a DiffError for this file."""
     base = source / (change.old_path or change.path)
     here = source / change.path
     try:
+        if here.is_file() and holds_new_side(data := here.read_bytes(), change):
+            return data.decode("utf-8")  # checked before applying: appended code's context matches here too
         if change.status != "added" and not base.is_file():
             raise DiffError(f"{change.path}: {base} is not in --source")
         old = _read(base) if change.status != "added" else ""
         return apply(old, change) if change.patched is not None else old
-    except DiffError:
-        try:
-            if here.is_file() and _holds_new_side(text := _read(here), change):
-                return text
-        except (OSError, UnicodeDecodeError):
-            pass
-        raise
     except (OSError, UnicodeDecodeError) as exc:
-        raise DiffError(f"cannot read {base}: {exc}") from exc
+        raise DiffError(f"cannot read {here if here.is_file() else base}: {exc}") from exc
 
 
 def _read(path: Path) -> str:
     """A file's text exactly: no newline translation (``read_text`` turns a lone CR into a line break, which
     would move every line after it against the patch, which git numbers)."""
     return path.read_bytes().decode("utf-8")
-
-
-def _holds_new_side(text: str, change: FileChange) -> bool:
-    lines = [line.removesuffix("\n") for line in git_lines(text)]
-    pf = change.patched
-    if pf is None:
-        return False
-    return all(
-        # unidiff gives every added and context line a target_line_no; the None check only narrows the type
-        ln.target_line_no is not None
-        and 0 < ln.target_line_no <= len(lines)
-        and lines[ln.target_line_no - 1].rstrip("\r") == ln.value.rstrip("\r\n")
-        for hunk in pf for ln in hunk if ln.is_added or ln.is_context
-    )
 
 
 def online_files(client: GitHubClient, facts: PullFacts, config: Config) -> list[AnalyzedFile]:

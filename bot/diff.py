@@ -249,7 +249,7 @@ def blob_ids(change: FileChange) -> tuple[str, str] | None:
     one, abbreviated to 7 digits or more), or None."""
     if change.patched is None:
         return None
-    for line in change.patched.patch_info:
+    for line in change.patched.patch_info or ():
         if m := _INDEX.match(line):
             return m.group(1), m.group(2)
     return None

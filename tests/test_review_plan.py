@@ -248,3 +248,19 @@ def test_a_suggestion_quoting_an_html_comment_is_shown_not_one_click() -> None:
     body = plan.comments[0]["body"]
     assert "```suggestion" not in body and "<!--" not in body.split("-->", 1)[1]
     assert "never posts verbatim" in body
+
+
+def test_the_review_body_says_which_comments_have_a_suggestion() -> None:
+    from bot.report.github_review import review_body
+
+    def some(source: str, f: Finding) -> Suggestion | None:
+        return Suggestion(11, 11, "x", True, "") if f.line == 11 else None
+
+    all_of_them = plan_review([analysed([finding(11)])], [], HEAD, suggest_lines(11, 11))
+    assert "each comment has a suggested rewrite and a link to the rule" in review_body(all_of_them, all_of_them.new)
+    mixed = plan_review([analysed([finding(11), finding(12, code="PG105")])], [], HEAD, some)
+    body = review_body(mixed, mixed.new)
+    assert "1 of the comments have a suggested rewrite, and each links to the rule" in body
+    assert "each comment has a suggest" not in body
+    none = plan_review([analysed([finding(12)])], [], HEAD, no_suggestion)
+    assert "none of these has an automatic rewrite" in review_body(none, none.new)

@@ -7,7 +7,7 @@ original positions. Untouched nodes keep their exact text (LibCST round-trips by
 from __future__ import annotations
 
 import ast
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeAlias, TypeVar
@@ -77,6 +77,7 @@ class _Apply(cst.CSTTransformer):
         self.removed: list[cst.FunctionDef] = []  # copies to drop; their block does it, keeping comments above
         self.failed: dict[int, str] = {}
         self.targets: list[tuple[int, int]] = []  # line ranges the plans touch: nothing else is descended into
+        self.orphans: list[list[str]] = []  # per open statement: comments its rewritten expressions dropped
         for index, plan in plans:
             for op in plan.ops:
                 self.pending[index] += 1
@@ -100,6 +101,8 @@ class _Apply(cst.CSTTransformer):
     def on_visit(self, node: cst.CSTNode) -> bool:
         # A large file has thousands of statements and a plan touches one or two: skipping the subtrees that
         # hold no target keeps a rewrite's cost that of the code it changes (their nodes stay as they are).
+        if isinstance(node, _Statement):
+            self.orphans.append([])  # popped in on_leave, which runs whether or not the children are visited
         if not super().on_visit(node):
             return False
         span = self._pos(node)
@@ -143,13 +146,33 @@ class _Apply(cst.CSTTransformer):
     ) -> cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel[cst.CSTNode]:
         if isinstance(original_node, cst.BaseExpression) and (self.exprs or self.chains):
             span = self._pos(original_node)
+            new: cst.BaseExpression | None = None
             if (span in self.chains and isinstance(original_node, cst.BooleanOperation)
                     and isinstance(updated_node, cst.BooleanOperation)):
-                return self._rewrite_chain(original_node, updated_node, self.chains[span])
-            if span in self.exprs and isinstance(updated_node, cst.BaseExpression):
+                new = self._rewrite_chain(original_node, updated_node, self.chains[span])
+            elif span in self.exprs and isinstance(updated_node, cst.BaseExpression):
                 index, op = self.exprs[span]
-                return self._guarded(index, lambda: self._replace(original_node, updated_node, op), updated_node)
-        return super().on_leave(original_node, updated_node)
+                new = self._guarded(index, lambda: self._replace(original_node, updated_node, op), updated_node)
+            if new is not None:
+                if self.orphans and isinstance(updated_node, cst.BaseExpression):
+                    self.orphans[-1].extend(_lost_comments(updated_node, new))
+                return new
+        result = super().on_leave(original_node, updated_node)
+        if isinstance(original_node, _Statement):
+            result = self._adopt(self.orphans.pop(), result)
+        return result
+
+    def _adopt(self, comments: list[str], result: _T) -> _T:
+        """A multi-line guard collapsed into one call keeps its comments: on their own lines above the statement
+        (``# why`` in ``if (g is not None  # why`` is about the test, and would otherwise be lost)."""
+        first = result.nodes[0] if isinstance(result, cst.FlattenSentinel) and result.nodes else result
+        if not comments or not isinstance(first, _Statement) or any(first is r for r in self.removed):
+            return result
+        lines = [cst.EmptyLine(comment=cst.Comment(text)) for text in comments]
+        adopted = first.with_changes(leading_lines=[*first.leading_lines, *lines])
+        if isinstance(result, cst.FlattenSentinel):
+            return cst.FlattenSentinel([adopted, *result.nodes[1:]])  # type: ignore[return-value]
+        return adopted  # type: ignore[return-value]
 
     def _guarded(self, index: int, action: Callable[[], _T], fallback: _T) -> _T:
         if index in self.failed:
@@ -380,6 +403,31 @@ class _Apply(cst.CSTTransformer):
                 carry = []
             out.append(stmt)
         return out, [*carry, *footer]
+
+
+def _comments(node: cst.CSTNode) -> list[str]:
+    found: list[str] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Comment(self, comment: cst.Comment) -> None:
+            found.append(comment.value)
+
+    node.visit(Collect())
+    return found
+
+
+def _lost_comments(before: cst.CSTNode, after: cst.CSTNode) -> list[str]:
+    """The comments of ``before`` that ``after`` no longer holds, in order."""
+    if "#" not in _code(before):
+        return []
+    kept = Counter(_comments(after))
+    lost = []
+    for text in _comments(before):
+        if kept[text]:
+            kept[text] -= 1
+        else:
+            lost.append(text)
+    return lost
 
 
 def _lines_of(op: Op) -> tuple[int, int]:

@@ -281,9 +281,16 @@ def review_body(plan: ReviewPlan, items: Sequence[Item]) -> str:
     count = len(items)
     digest = hashlib.sha1("".join(i.marker for i in items).encode()).hexdigest()[:12]
     s = "" if count == 1 else "s"
+    suggested = sum(1 for i in items if i.suggestion is not None)
+    if suggested == count:
+        each = "each comment has a suggested rewrite and a link to the rule"
+    elif suggested == 0:
+        each = "each comment links to the rule; none of these has an automatic rewrite"
+    else:
+        each = f"{suggested} of the comments have a suggested rewrite, and each links to the rule"
     return (f"<!-- pg-bot:review {plan.head_sha} {digest} -->\npg-bot found {count} process-group guard finding{s} "
-            f"on lines this pull request adds; each comment has a suggestion and a link to the rule. "
-            "Counts, the fix command and anything that could not be commented are in the pg-bot summary comment.")
+            f"on lines this pull request adds; {each}. "
+            "Counts, the fix commands and anything that could not be commented are in the pg-bot summary comment.")
 
 
 def post(client: ReviewAPI, n: int, plan: ReviewPlan, render_summary: Callable[[ReviewPlan, Outcome], str]) -> Outcome:

@@ -24,11 +24,12 @@ def test_readme_dry_run_command_prints_the_review() -> None:
                           timeout=120)
     assert proc.returncode == 1, proc.stderr  # findings on added lines
     out = proc.stdout
-    assert "5 inline comments" in out
-    assert out.count("```suggestion") == 5
+    assert "4 inline comments" in out  # and a medium-confidence note (the unguarded `ep_group`) in the summary
+    assert out.count("```suggestion") == 4
     assert "--- inline comment: deepspeed/moe/expert_reduce.py line 25-26 ---" in out  # the two-line guard
-    for code in ("PG101", "PG103", "PG104", "PG105"):
+    for code in ("PG101", "PG103", "PG104"):
         assert f"<!-- pg-bot:finding {code} " in out
+    assert "<!-- pg-bot:finding PG105 " not in out and "- `deepspeed/moe/expert_reduce.py:32` **PG105**" in out
     assert "if pg_utils.is_parallel(self.mp_group):" in out and "if pg_utils.is_parallel(ep_group):" in out
     assert "<!-- pg-bot:summary -->" in out and "**1** pre-existing" in out and "Skipped: 1 non-Python" in out
     assert proc.stderr == ""
@@ -69,7 +70,7 @@ def test_dry_run_on_an_already_patched_tree(tmp_path: Path, capsys: pytest.Captu
                      "--format", "json"]) == 1
         reviews.append(json.loads(capsys.readouterr().out))
     assert reviews[0] == reviews[1]
-    assert len(reviews[1]["review"]["comments"]) == 5 and "**1** pre-existing" in reviews[1]["summary"]
+    assert len(reviews[1]["review"]["comments"]) == 4 and "**1** pre-existing" in reviews[1]["summary"]
 
 
 APPENDED = """import deepspeed.comm as dist
@@ -162,8 +163,8 @@ def test_a_fixer_crash_costs_the_suggestion_not_the_review(monkeypatch: pytest.M
     monkeypatch.setattr(review_cmd, "suggestion_for", broken)
     assert main(DRY_RUN) == 1
     captured = capsys.readouterr()
-    assert "5 inline comments" in captured.out and "```suggestion" not in captured.out
-    assert captured.out.count("No automatic rewrite for this one") == 5
+    assert "4 inline comments" in captured.out and "```suggestion" not in captured.out
+    assert captured.out.count("No automatic rewrite for this one") == 4
     assert "fixer bug" in captured.err
 
 
@@ -222,5 +223,35 @@ def test_each_file_is_parsed_once_for_all_its_suggestions(monkeypatch: pytest.Mo
     monkeypatch.setattr(libcst, "parse_module", counting)
     monkeypatch.chdir(ROOT)
     assert main(DRY_RUN) == 1
-    assert capsys.readouterr().out.count("```suggestion") == 5  # 4 of them in expert_reduce.py
+    assert capsys.readouterr().out.count("```suggestion") == 4  # 3 of them in expert_reduce.py
     assert len(parsed) == len(set(parsed)) == 2
+
+
+def test_the_summarys_fix_commands_fix_every_finding_they_claim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    import re
+    import shlex
+
+    from bot.analyze import analyze_source
+    from bot.config import load
+
+    head = tmp_path / "head"
+    shutil.copytree(EXAMPLE / "base", head)
+    subprocess.run(["git", "apply", str(EXAMPLE / "change.patch")], cwd=head, check=True)
+    assert main(["review", "--diff", str(EXAMPLE / "change.patch"), "--source", str(head), "--dry-run",
+                 "--format", "json"]) == 1
+    text = json.loads(capsys.readouterr().out)["summary"]
+    block = re.search(r"```bash\n(.*?)\n```", text, re.DOTALL)
+    assert block is not None
+    commands = [shlex.split(line.split("  # ")[0]) for line in block.group(1).splitlines()]
+    assert [c[:3] for c in commands] == [["pg-bot", "fix", "--write"], ["pg-bot", "fix", "--write"]]
+    assert "--unsafe-fixes" in commands[1]
+    monkeypatch.chdir(head)
+    for argv in commands:
+        assert main(argv[1:]) == 0
+    config = load()
+    left = [f for path in ("deepspeed/moe/expert_reduce.py", "deepspeed/runtime/grad_sync.py")
+            for f in analyze_source(path, (head / path).read_text(), config).findings]
+    assert left == []  # each finding was listed as fixable, and each is fixed (the pre-existing one too)
+    for path in ("deepspeed/moe/expert_reduce.py", "deepspeed/runtime/grad_sync.py"):
+        assert "from deepspeed.comm import pg_utils" in (head / path).read_text()

@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
             files = offline_files(text, args.source, config)
         except DiffError as exc:
             return fail(f"{args.diff}: {exc}")
-        plan = plan_review(files, [], _patch_sha(text), suggest)
+        plan = plan_review(files, [], _patch_sha(text), suggest, summary=config.review.summary)
         print(render_dry_run(plan, args.format))
         return 1 if plan.new or plan.to_summary else 0
     token = os.environ.get("GITHUB_TOKEN") or None
@@ -118,13 +118,14 @@ def run(args: argparse.Namespace) -> int:
         facts = client.pull(args.pr)
         files = online_files(client, facts, config)
         plan = plan_review(files, client.list_review_comments(args.pr), facts.head_sha, suggest,
-                           me=client.identity())
+                           me=client.identity(), summary=config.review.summary)
         if args.dry_run:
             print(render_dry_run(plan, args.format))
         else:
             outcome = post(client, args.pr, plan, summary.render)
             print(f"pg-bot: review on #{args.pr}: {len(outcome.posted)} new comment(s), {len(plan.already)} already "
-                  f"there, {len(plan.edits)} edited, summary comment {outcome.summary_id}", file=sys.stderr)
+                  f"there, {len(plan.edits)} edited, summary comment {outcome.summary_id or 'none (nothing to report)'}",
+                  file=sys.stderr)
     except GitHubError as exc:
         print(f"pg-bot: {exc}", file=sys.stderr)
         return EXIT_GITHUB
@@ -259,15 +260,18 @@ def _patch_sha(text: str) -> str:
 
 
 def render_dry_run(plan: ReviewPlan, fmt: str = "text") -> str:
-    """Exactly what would be posted: the one review (body + inline comments), the edits, the summary."""
+    """Exactly what would be posted: the one review (body + inline comments), the edits, the summary (and
+    whether it would be created, or only edit one an earlier run posted)."""
     comments = plan.comments
-    summary_text = summary.render(plan, Outcome(posted=list(plan.new)))
+    outcome = Outcome(posted=list(plan.new))
+    summary_text = summary.render(plan, outcome)
+    action = plan.summary_action(outcome)
     if fmt == "json":
         review = ({"commit_id": plan.head_sha, "event": "COMMENT", "body": review_body(plan, plan.new),
                    "comments": comments} if comments else None)
         return json.dumps({"review": review, "edits": [{"comment_id": i, "body": b, "why": w}
                                                        for i, b, w in plan.edits],
-                           "summary": summary_text}, indent=2)
+                           "summary": summary_text, "summary_action": action}, indent=2)
     out = []
     if comments:
         out.append(f"=== review (event COMMENT, commit {plan.head_sha[:12]}, {len(comments)} inline comments) ===")
@@ -281,6 +285,10 @@ def render_dry_run(plan: ReviewPlan, fmt: str = "text") -> str:
     for comment_id, body, why in plan.edits:
         out.append(f"--- edit review comment {comment_id} ({why}) ---")
         out.append(body)
-    out.append("=== summary comment (created, or edited in place) ===")
+    if action == "post":
+        out.append("=== summary comment (created, or edited in place) ===")
+    else:
+        out.append("=== no summary comment: nothing to report (an earlier pg-bot summary on the PR would be "
+                   "edited to this) ===")
     out.append(summary_text.rstrip("\n"))
     return "\n\n".join(out)

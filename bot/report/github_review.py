@@ -30,10 +30,11 @@ from bot.diff import FileChange, LineMap
 from bot.fingerprint import fingerprints
 from bot.fix import Suggestion
 from bot.github import Comment, GitHubError
-from bot.model import FileError, FileResult, Finding, Span
+from bot.model import Confidence, FileError, FileResult, Finding, Span
 from bot.report.markdown import code_block, prose
 
 SUMMARY_MARKER = "<!-- pg-bot:summary -->"
+SUMMARY_WHEN_FINDINGS, SUMMARY_ALWAYS = "when-findings", "always"  # rules.yaml `review.summary`
 _FINDING_MARKER = re.compile(
     r"<!-- pg-bot:finding (?P<code>PG\d+) (?P<path>\S+) (?P<fp>[0-9a-f]{12})(?: (?P<state>resolved|superseded))? -->"
 )
@@ -88,6 +89,8 @@ class ReviewPlan:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
     resolved_before: int = 0  # comments an earlier run already marked resolved
+    notes: list[Item] = field(default_factory=list)  # medium-confidence findings on added lines: summary notes only
+    summary_mode: str = SUMMARY_WHEN_FINDINGS  # rules.yaml `review.summary`
 
     @property
     def comments(self) -> list[dict[str, Any]]:
@@ -96,6 +99,20 @@ class ReviewPlan:
 
     def count(self, why: str) -> int:
         return sum(1 for e in self.edits if e[2] == why)
+
+    def has_findings(self, outcome: Outcome) -> bool:
+        """Whether the PR adds findings (inline or not, medium-confidence notes included) or has a Python file that
+        could not be analysed (a silent pass would hide it): what the full summary is for."""
+        return bool(self.new or self.already or self.to_summary or self.notes or outcome.rejected or self.errors)
+
+    def summary_action(self, outcome: Outcome) -> str:
+        """``post``: create the sticky summary, or edit it in place; ``update``: only edit one an earlier run
+        posted, never create one. Posted when the PR adds findings, when this run resolved earlier ones, and with
+        ``review.summary: always`` on any PR that changes a Python file."""
+        if self.has_findings(outcome) or self.count("resolved"):
+            return "post"
+        touches_python = bool(self.analysed or self.errors)
+        return "post" if self.summary_mode == SUMMARY_ALWAYS and touches_python else "update"
 
 
 def marker(code: str, path: str, fingerprint: str, state: str | None = None) -> str:
@@ -191,10 +208,11 @@ def trusted(comments: Sequence[Comment], me: str | None) -> list[Comment]:
 
 
 def plan_review(files: Sequence[AnalyzedFile], existing: Sequence[Comment], head_sha: str,
-                suggest: Suggest, *, me: str | None = None) -> ReviewPlan:
+                suggest: Suggest, *, me: str | None = None, summary: str = SUMMARY_WHEN_FINDINGS) -> ReviewPlan:
     """What to post. ``existing``: the PR's review comments; only those by ``me`` that start with a finding
-    marker are taken for pg-bot's own (found again, edited, resolved)."""
-    plan = ReviewPlan(head_sha=head_sha)
+    marker are taken for pg-bot's own (found again, edited, resolved). Only high-confidence findings are
+    commented inline; medium ones become notes of the summary. ``summary``: rules.yaml ``review.summary``."""
+    plan = ReviewPlan(head_sha=head_sha, summary_mode=summary)
     live: dict[tuple[str, str, str], list[Comment]] = {}
     for c in trusted(existing, me):
         parsed = parse_marker(c.body)
@@ -222,9 +240,13 @@ def plan_review(files: Sequence[AnalyzedFile], existing: Sequence[Comment], head
             if not _touches_added(f, af.change):
                 plan.pre_existing.append(f)
                 continue
-            held = [c for c in live.get(key, []) if c.line is not None]
             s = suggest(af.source, original)  # the fixer numbers lines as Python does
-            item = _place(f, fp, None if s is None else suggestion_to_git(lines, s), af.change)
+            git_s = None if s is None else suggestion_to_git(lines, s)
+            if f.confidence is not Confidence.HIGH:  # a note with its evidence; a comment it once had stays
+                plan.notes.append(Item(f, fp, git_s, reason=f"{f.confidence.value} confidence"))
+                continue
+            held = [c for c in live.get(key, []) if c.line is not None]
+            item = _place(f, fp, git_s, af.change)
             if held:
                 plan.already.append(item)
                 if item.line is not None:
@@ -266,6 +288,10 @@ class ReviewAPI(Protocol):  # the part of bot.github.GitHubClient the poster use
 
     def upsert_marked_comment(self, n: int, marker: str, body: str) -> int: ...
 
+    def list_issue_comments(self, n: int) -> list[Comment]: ...
+
+    def is_own(self, comment: Comment) -> bool: ...
+
 
 @dataclass
 class Outcome:
@@ -294,7 +320,8 @@ def review_body(plan: ReviewPlan, items: Sequence[Item]) -> str:
 
 
 def post(client: ReviewAPI, n: int, plan: ReviewPlan, render_summary: Callable[[ReviewPlan, Outcome], str]) -> Outcome:
-    """One review (only when there is something new to say), the edits, then the sticky summary.
+    """One review (only when there is something new to say), the edits, then the sticky summary: posted or
+    edited when ``plan.summary_action`` says so, else only an existing one is edited (never a new one).
 
     On a 422 (a line GitHub will not take) the review is retried once with single-line comments, then the
     findings go to the summary instead: never lost, and the number of requests stays bounded."""
@@ -315,8 +342,14 @@ def post(client: ReviewAPI, n: int, plan: ReviewPlan, render_summary: Callable[[
         outcome.rejected = [_rejected(i) for i in items]
     for comment_id, body, _why in plan.edits:
         client.edit_review_comment(comment_id, body)
-    outcome.summary_id = client.upsert_marked_comment(n, SUMMARY_MARKER, render_summary(plan, outcome))
+    if plan.summary_action(outcome) == "post" or _has_summary(client, n):
+        outcome.summary_id = client.upsert_marked_comment(n, SUMMARY_MARKER, render_summary(plan, outcome))
     return outcome
+
+
+def _has_summary(client: ReviewAPI, n: int) -> bool:
+    """Whether pg-bot's own summary is on #n already (then it is kept current rather than left stale)."""
+    return any(c.body.startswith(SUMMARY_MARKER) and client.is_own(c) for c in client.list_issue_comments(n))
 
 
 def _single_line(item: Item) -> Item:

@@ -38,5 +38,6 @@ def fingerprints(findings: Sequence[Finding], source: str | None, path: str | No
         text = flagged_text(lines, f) if lines is not None else ""
         base = "|".join((f.code, path if path is not None else f.path, f.function or "", f.group or "", text))
         seen[base] = seen.get(base, 0) + 1
-        out.append(hashlib.sha1(f"{base}|{seen[base]}".encode()).hexdigest()[:LENGTH])
+        # a file name holding undecodable bytes (lone surrogates) hashes as those bytes; other text as UTF-8
+        out.append(hashlib.sha1(f"{base}|{seen[base]}".encode("utf-8", "surrogateescape")).hexdigest()[:LENGTH])
     return out

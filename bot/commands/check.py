@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     out = {
         "text": formats.text,
         "json": formats.as_json,
-        "sarif": lambda rs: formats.sarif(rs, RULES),
+        "sarif": lambda rs: formats.sarif(rs, RULES, config),
         "github": formats.github,
     }[args.format](results)
     if out:

@@ -18,6 +18,7 @@ from bot.model import Finding
 MAX_GAP = 2  # unchanged lines allowed between two edits that still share one suggestion block
 
 Hunk = tuple[str, int, int, int, int]  # difflib opcode: tag, old i1..i2, new j1..j2 (0-based, half-open)
+LineEdit = tuple[int, int, str]  # lines[first:last] (0-based, half-open, as split_lines gives them) become text
 
 
 def _context(source: str, config: Config, path: str | None) -> Context:
@@ -44,6 +45,7 @@ class Prepared:
     lines: list[str] = field(init=False)
     context: Context | Refused = field(init=False)
     _tree: MetadataWrapper | str | None = field(default=None, init=False, repr=False)
+    _import: list[LineEdit] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.lines = split_lines(self.source)
@@ -62,6 +64,14 @@ class Prepared:
         if isinstance(self.context, Refused):
             raise self.context
         return plan(finding, self.context)
+
+    def import_edits(self) -> list[LineEdit]:
+        """The line edits that add the predicate's import (none when the file has it), made once per file."""
+        if self._import is None:
+            predicate = (self.config.predicate_module, self.config.predicate_name)
+            outcome = apply(self.source, [], self.lines, predicate, parsed=self.tree)
+            self._import = _line_edits(self.lines, split_lines(outcome.code))
+        return self._import
 
     def imports_predicate(self) -> bool:
         tree = self.context.tree if isinstance(self.context, Context) else ast.parse(self.source)
@@ -161,3 +171,39 @@ def suggestion_for(source: str, finding: Finding, config: Config, prepared: Prep
         note += f". Needs `{config.predicate_import}` at the top of the file"
     text = "\n".join(_strip(x) for x in new_lines[j1:j2])
     return Suggestion(i1 + 1, i2, text, p.safe, note, auto)
+
+
+def fix_edits(finding: Finding, prepared: Prepared) -> tuple[list[LineEdit], Plan] | None:
+    """``finding``'s whole rewrite as `pg-bot fix` applies it on its own (with ``--unsafe-fixes`` unless
+    ``plan.safe``), the predicate's import included, as line edits of the source; None when `pg-bot fix` has
+    none to apply. For SARIF's ``fixes``, whose consumers apply them without reading any note."""
+    try:
+        p = prepared.plan(finding)
+    except (Refused, RecursionError):
+        return None
+    if not p.auto:
+        return None
+    try:
+        outcome = apply(prepared.source, [(0, p)], prepared.lines, None, parsed=prepared.tree)
+        if outcome.failed:
+            return None
+        edits = _line_edits(prepared.lines, split_lines(outcome.code))
+        if p.needs_import:  # the same import for every finding of the file: made once (a whole-tree pass)
+            edits = sorted([*prepared.import_edits(), *edits])
+        ast.parse(_edited(prepared.lines, edits))  # never hand out a rewrite that does not parse
+    except Exception:  # a rewrite bug costs this fix, not the report
+        return None
+    return edits, p
+
+
+def _line_edits(old: list[str], new: list[str]) -> list[LineEdit]:
+    opcodes = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+    return [(i1, i2, "".join(new[j1:j2])) for tag, i1, i2, j1, j2 in opcodes if tag != "equal"]
+
+
+def _edited(lines: list[str], edits: list[LineEdit]) -> str:
+    out, pos = [], 0
+    for first, last, text in edits:
+        out += [*lines[pos:first], text]
+        pos = last
+    return "".join([*out, *lines[pos:]])

@@ -26,6 +26,9 @@ VERBS: dict[str, tuple[str, str]] = {
     "dashboard": ("bot.commands.dashboard", "static HTML dashboard of the migration"),
     "dispatch": ("bot.commands.dispatch", "label-triggered distributed CI dispatch"),
     "rule": ("bot.commands.rule", "explain a rule: pg-bot rule PG101"),
+    "migrate-test": ("bot.commands.migrate_test", "fix a copy of a checkout; its tests before vs after"),
+    "import-check": ("bot.commands.import_check", "import every module the fix touched, in the project's Python"),
+    "config": ("bot.commands.config", "check rules.yaml against a real tree: pg-bot config check --tree DIR"),
 }
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_CRASH = 0, 1, 2, 4

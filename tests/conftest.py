@@ -7,6 +7,9 @@ from collections.abc import Iterator
 import pytest
 from fake_github import FakeGitHub, serve
 
+# A DeepSpeed-shaped project with its own conftest.py and tests: `pg-bot migrate-test` runs them on a copy.
+collect_ignore = ["fixtures/deepspeed_like"]
+
 
 @pytest.fixture
 def fake_github() -> Iterator[FakeGitHub]:

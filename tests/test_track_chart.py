@@ -1,4 +1,4 @@
-"""The burndown figure: which areas get a band, the stacked heights, and degenerate histories."""
+"""The burndown figure: which areas get a band, the stacked heights, degenerate histories, byte-stable files."""
 
 from __future__ import annotations
 
@@ -44,3 +44,16 @@ def test_one_point_draws_and_no_point_is_an_error(tmp_path: Path) -> None:
     assert write_chart([point(0, moe=1)], TITLES, tmp_path / "one.svg")[0].read_text().lstrip().startswith("<?xml")
     with pytest.raises(ValueError, match="no commits"):
         burndown_figure([], TITLES)
+
+
+def test_the_same_points_write_the_same_bytes(tmp_path: Path) -> None:
+    """No date and no random ids: an unchanged history rewrites unchanged chart files."""
+    points = [point(0, moe=3, zero=2), point(1, moe=1, zero=2)]
+    first = write_chart(points, TITLES, tmp_path / "a.svg", tmp_path / "a.png")
+    second = write_chart(points, TITLES, tmp_path / "b.svg", tmp_path / "b.png")
+    for one, two in zip(first, second, strict=True):
+        assert one.read_bytes() == two.read_bytes(), one.suffix
+    assert b"<dc:date>" not in first[0].read_bytes()
+    # and the files do follow the data
+    (changed,) = write_chart([point(0, moe=3, zero=2), point(1, moe=0, zero=2)], TITLES, tmp_path / "c.svg")
+    assert changed.read_bytes() != first[0].read_bytes()

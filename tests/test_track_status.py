@@ -6,7 +6,7 @@ import pytest
 
 from bot import config as config_mod
 from bot.model import FileError, FileResult, Finding, Span
-from bot.track.status import DONE, IN_PROGRESS, NOT_STARTED, FileSummary, tally
+from bot.track.status import DONE, IN_PROGRESS, NO_SITES, NOT_STARTED, FileSummary, tally
 from bot.track.table import render_markdown
 
 
@@ -51,7 +51,7 @@ def test_counts_go_to_the_first_matching_area(config: config_mod.Config) -> None
     assert status.areas["zero"].state == DONE and status.areas["zero"].percent == 100.0
     assert status.areas["runtime-norms"].percent == pytest.approx(200 / 3)
     assert status.areas["other"].state == NOT_STARTED
-    assert status.areas["sequence"].percent is None and status.areas["sequence"].state == DONE
+    assert status.areas["sequence"].percent is None and status.areas["sequence"].state == NO_SITES
     assert list(status.areas) == [a.name for a in config.areas]
     assert status.remaining == 7 and status.migrated == 7
 
@@ -109,7 +109,7 @@ def test_markdown_table_has_one_row_per_area_and_a_total(config: config_mod.Conf
         "[`deepspeed/moe/f3.py`](https://github.com/o/n/blob/master/deepspeed/moe/f3.py) (3), +2 more"
     )
     assert rows["ZeRO model-parallel reductions"][:4] == ["0", "3", "100%", "done"]
-    assert rows["Sequence parallel (vocab-parallel ops, cross-entropy)"][:4] == ["0", "0", "–", "done"]
+    assert rows["Sequence parallel (vocab-parallel ops, cross-entropy)"][:4] == ["0", "0", "–", "no sites"]
     assert rows["**Total**"][:4] == ["**15**", "**3**", "**17%**", "in progress"]
 
 

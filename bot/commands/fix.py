@@ -24,6 +24,7 @@ from bot.config import Config, ConfigError
 from bot.files import SourceError, SourcePath, display_path, iter_python_files, project_relative
 from bot.fix import FIXABLE, fix_source
 from bot.fix.text import error_text, split_lines
+from bot.migrate.scaffold import Created, create_missing
 from bot.model import Finding
 from bot.report.escape import line_start
 
@@ -49,6 +50,7 @@ class Tally:
     refused: Counter[str] = field(default_factory=Counter)
     errors: list[str] = field(default_factory=list)
     refusals: list[str] = field(default_factory=list)
+    created: Created = field(default_factory=Created)
 
 
 def _read(entry: SourcePath, max_bytes: int) -> tuple[str, str]:
@@ -124,9 +126,12 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         return fail(str(exc))
     tally = Tally()
+    texts: list[tuple[Path, str]] = []  # every file's fixed text: does the tree now import a missing module?
     for entry in iter_python_files(paths):
         shown = line_start(display_path(entry.path, Path.cwd()))  # a hostile name must not break the output
         outcome = fix_file(entry, shown, config, wanted, args.unsafe_fixes, tally)
+        if outcome is not None:
+            texts.append((entry.path, outcome[1]))
         if outcome is None or outcome[0] == outcome[1]:
             continue
         old, new, encoding = outcome
@@ -138,8 +143,10 @@ def run(args: argparse.Namespace) -> int:
                 tally.errors.append(f"{shown}: cannot write: {error_text(exc)}")
         elif not args.check:
             sys.stdout.write(_diff(shown, old, new))
+    tally.created = create_missing(texts, config, write=args.write, show_diff=not args.check,
+                                   display=lambda p: line_start(display_path(p, Path.cwd())))
     _summary(tally, args)
-    return 1 if args.check and tally.files_changed else 0
+    return 1 if args.check and (tally.files_changed or tally.created.files) else 0
 
 
 def _counts(counter: Counter[str]) -> str:
@@ -148,8 +155,10 @@ def _counts(counter: Counter[str]) -> str:
 
 def _summary(tally: Tally, args: argparse.Namespace) -> None:
     out = sys.stderr
-    for error in tally.errors:
+    for error in tally.errors + tally.created.errors + tally.created.notes:
         print(f"pg-bot: {error}", file=out)
+    for created, why in tally.created.files:
+        print(f"{'created' if args.write else 'would create'} {created} ({why})", file=out)
     if args.show_refused:
         for line in tally.refusals:
             print(line, file=out)

@@ -1,6 +1,8 @@
 """The burndown chart: remaining sites per area, stacked, over the first-parent history (PNG and SVG).
 
 Uses matplotlib's object API on the Agg canvas (never pyplot), so no display or global state is involved.
+The files are deterministic: the same points give the same bytes (no date in the SVG, fixed SVG element ids),
+so an unchanged status rewrites an unchanged file and a dashboard pushed into a branch commits nothing.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
+from matplotlib import rc_context
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -19,6 +22,10 @@ AREA_COLORS = (
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
 )
 TOTAL_COLOR = "#000000"
+# SVG ids (clip paths, glyphs) are hashes salted with a random uuid unless this is set
+SVG_HASH_SALT = "pg-bot burndown"
+# no creation date in the SVG (or a PDF); the PNG has none by default
+NO_DATE: dict[str, str | None] = {"Date": None}
 
 
 def area_colors(names: Sequence[str]) -> dict[str, str]:
@@ -65,6 +72,8 @@ def burndown_figure(points: Sequence[Point], titles: Mapping[str, str]) -> Figur
 def write_chart(points: Sequence[Point], titles: Mapping[str, str], *paths: Path) -> list[Path]:
     """Draw once, save in each format its suffix names (.png, .svg)."""
     fig = burndown_figure(points, titles)
-    for path in paths:
-        fig.savefig(path, format=path.suffix.lstrip(".").lower() or "png")
+    with rc_context({"svg.hashsalt": SVG_HASH_SALT}):
+        for path in paths:
+            fmt = path.suffix.lstrip(".").lower() or "png"
+            fig.savefig(path, format=fmt, metadata=NO_DATE if fmt in ("svg", "pdf") else None)
     return list(paths)

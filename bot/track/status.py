@@ -17,6 +17,7 @@ from bot.model import FileResult
 OTHER = "other"
 
 DONE, IN_PROGRESS, NOT_STARTED = "done", "in progress", "not started"
+NO_SITES = "no sites"  # nothing found and nothing migrated: "done" would claim work that never existed
 
 
 @dataclass(frozen=True, order=True)
@@ -85,6 +86,8 @@ class AreaStatus:
 
     @property
     def state(self) -> str:
+        if self.total == 0:
+            return NO_SITES
         if self.remaining == 0:
             return DONE
         return NOT_STARTED if self.migrated == 0 else IN_PROGRESS

@@ -81,7 +81,7 @@ def test_three_runs_post_one_review_one_summary_and_no_duplicates(fake: FakeGitH
     # the unguarded `ep_group` call: its only evidence is a same-named attribute, so a note, not a comment
     assert not any("PG105" in c["body"] for c in pr.review_comments)
     assert "### Notes (medium confidence, not commented inline)\n- `deepspeed/moe/expert_reduce.py:32` **PG105**" in summary
-    assert "Evidence: `ep_group` is checked for None before a collective elsewhere in this file." in summary
+    assert "— evidence: `ep_group` is checked for None before a collective elsewhere in this file." in summary
 
 
 def test_a_push_that_fixes_one_finding_resolves_its_comment_and_updates_the_summary(

@@ -356,7 +356,8 @@ def test_medium_confidence_findings_are_summary_notes_with_their_evidence_not_co
     text = summary.render(plan)
     assert "**2** finding(s) on lines this pull request adds (1 commented inline, 0 listed below, " \
            "1 medium-confidence note(s))" in text
-    assert ("### Notes (medium confidence, not commented inline)\n- `m.py:12` **PG105** msg PG105 Evidence: "
+    assert ("### Notes (medium confidence, not commented inline)\n- `m.py:12` **PG105** msg PG105 — evidence: "
             "`g` is checked for None before a collective elsewhere in this file.") in text
+    assert "equivalent\n  </details>" in text  # the suggestion's note travels with it
     notes_only = plan_review([analysed([medium])], [], HEAD, suggest_lines(12, 12))
     assert notes_only.new == [] and notes_only.summary_action(Outcome()) == "post"

@@ -63,8 +63,8 @@ def fix_section(items: Sequence[Item], pre_existing: int) -> str:
                      + code_block("\n".join(commands), "bash"))
         if unsafe:
             parts.append("`--unsafe-fixes` rewrites change what an absent, single-rank or non-member group does, "
-                         "which is the point of the migration; each one's comment says which states change. "
-                         f"Review them: {_listed(unsafe)}.")
+                         "which is the point of the migration; each one's comment (or its suggestion below) says "
+                         f"which states change. Review them: {_listed(unsafe)}.")
         if pre_existing:
             parts.append(f"These commands rewrite every finding in the files they name, so also the "
                          f"{_counted(pre_existing, 'pre-existing finding')} there.")
@@ -114,7 +114,7 @@ def render(plan: ReviewPlan, outcome: Outcome | None = None) -> str:
     if plan.notes:
         parts.append(_itemised(
             "### Notes (medium confidence, not commented inline)", plan.notes,
-            lambda i: "Evidence: " + "; ".join(prose(e) for e in i.finding.evidence) + "." if i.finding.evidence
+            lambda i: "— evidence: " + "; ".join(prose(e) for e in i.finding.evidence) + "." if i.finding.evidence
             else "",
         ))
     resolved = plan.resolved_before + plan.count("resolved")  # a total, so a rerun leaves the text unchanged
@@ -139,8 +139,9 @@ def _itemised(heading: str, items: Sequence[Item], tail: Callable[[Item], str]) 
         if item.suggestion is not None:
             s = item.suggestion
             block = _indent(code_block(s.text, "python"))
+            note = f"\n\n  {'' if s.safe else '**Check before applying:** '}{prose(s.note)}" if s.note else ""
             lines.append(f"  <details><summary>suggested lines {s.start_line}-{s.end_line}</summary>\n\n"
-                         f"{block}\n  </details>")
+                         f"{block}{note}\n  </details>")
     return "\n".join(lines)
 
 

@@ -76,6 +76,11 @@ class CIConfig:
 
 
 @dataclass(frozen=True)
+class ReviewConfig:
+    summary: str = "when-findings"  # or "always": when `pg-bot review` posts its sticky summary comment
+
+
+@dataclass(frozen=True)
 class Config:
     comm_modules: tuple[str, ...]
     collectives: frozenset[str]
@@ -87,6 +92,7 @@ class Config:
     exemptions: tuple[Exemption, ...] = ()
     areas: tuple[Area, ...] = ()
     ci: CIConfig = field(default_factory=CIConfig)
+    review: ReviewConfig = field(default_factory=ReviewConfig)
     max_file_bytes: int = DEFAULT_MAX_BYTES  # larger source files are reported (PG000), never read
     # functions that return a group's world size (last name, in a comm module, or fully qualified elsewhere)
     size_functions: tuple[str, ...] = ("get_world_size",)
@@ -371,6 +377,7 @@ def _build(data: dict[str, Any], source: str) -> Config:
         exemptions=exemptions,
         areas=areas,
         ci=ci,
+        review=ReviewConfig(**(get("review") or {})),
         max_file_bytes=get("max_file_bytes") or DEFAULT_MAX_BYTES,
         size_functions=tuple(get("size_functions") or ("get_world_size",)),
         absent_groups=tuple(get("absent_groups") or ()),

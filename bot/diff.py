@@ -11,6 +11,7 @@ a lone ``\\r``; ``LineMap`` translates between the two.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -238,3 +239,52 @@ def apply(old: str, change: FileChange) -> str:
                 pos += 1
     out.extend(src[pos:])
     return "".join(out)
+
+
+_INDEX = re.compile(r"^index ([0-9a-f]{7,64})\.\.([0-9a-f]{7,64})\b")
+
+
+def blob_ids(change: FileChange) -> tuple[str, str] | None:
+    """The (old, new) blob ids from the patch's `index OLD..NEW` header line (git diff and format-patch write
+    one, abbreviated to 7 digits or more), or None."""
+    if change.patched is None:
+        return None
+    for line in change.patched.patch_info or ():
+        if m := _INDEX.match(line):
+            return m.group(1), m.group(2)
+    return None
+
+
+def git_blob_id(data: bytes) -> str:
+    """What git names a file's content: sha1 of ``blob <size>\\0<content>``."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def holds_new_side(data: bytes, change: FileChange) -> bool:
+    """Whether a file's content is already the patch's new side, so the patch must not be applied to it again.
+
+    A patch that appends code still applies to the patched file (its context lines are there too), so trying it
+    first would apply it twice. Instead: git's blob ids in the `index` line say it exactly when they match; else
+    (no index line, or line endings converted on checkout) every added and context line must stand at its
+    new-side line number, i.e. the patch's post-image is there. That is the reverse patch applying."""
+    ids = blob_ids(change)
+    if ids is not None:
+        blob = git_blob_id(data)
+        if blob.startswith(ids[1]):
+            return True
+        if blob.startswith(ids[0]):
+            return False
+    pf = change.patched
+    if pf is None or not any(hunk.target_length for hunk in pf):
+        return False  # nothing on the new side to compare with (a deletion only): the patch says nothing
+    try:
+        lines = [line.removesuffix("\n").rstrip("\r") for line in git_lines(data.decode("utf-8"))]
+    except UnicodeDecodeError:
+        return False
+    return all(
+        # unidiff gives every added and context line a target_line_no; the None check only narrows the type
+        ln.target_line_no is not None
+        and 0 < ln.target_line_no <= len(lines)
+        and lines[ln.target_line_no - 1] == ln.value.rstrip("\r\n")
+        for hunk in pf for ln in hunk if ln.is_added or ln.is_context
+    )

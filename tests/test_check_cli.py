@@ -74,7 +74,7 @@ def test_sarif_output(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
         assert rule_ids[result["ruleIndex"]] == result["ruleId"]
         region = result["locations"][0]["physicalLocation"]["region"]
         assert region["startLine"] >= 1 and region["startColumn"] >= 1
-        assert result["partialFingerprints"]["pgBot/v1"]
+        assert result["partialFingerprints"]["pgBot/v2"]
     notes = run["invocations"][0]["toolExecutionNotifications"]
     assert "syntax error" in notes[0]["message"]["text"]
 

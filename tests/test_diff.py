@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 from pathlib import Path
 
@@ -11,10 +12,13 @@ from bot.diff import (
     DiffError,
     LineMap,
     apply,
+    blob_ids,
     from_api_file,
     from_api_files,
     from_texts,
+    git_blob_id,
     git_lines,
+    holds_new_side,
     parse_patch,
 )
 from bot.github import PullFile
@@ -160,3 +164,40 @@ def test_one_bad_patch_is_reported_for_its_file_only() -> None:
     first, second = from_api_files([bad, good])
     assert isinstance(first, DiffError) and first.path == "b.py" and "b.py" in str(first)
     assert not isinstance(second, DiffError) and second.added == {1}
+
+
+def test_the_new_side_is_recognised_where_the_patch_would_apply_again(tmp_path: Path) -> None:
+    before = {"m.py": b"a = 1\nb = 2\nc = 3\n"}
+    after = {"m.py": b"a = 1\nb = 2\nc = 3\nd = 4\n"}  # appended: the context matches both sides
+    (change,) = parse_patch(git_patch(tmp_path, before, after))
+    assert apply(after["m.py"].decode(), change) != after["m.py"].decode()  # what used to happen
+    assert holds_new_side(after["m.py"], change) and not holds_new_side(before["m.py"], change)
+    ids = blob_ids(change)
+    assert ids is not None and git_blob_id(after["m.py"]).startswith(ids[1])
+    assert subprocess.run(["git", "hash-object", "--stdin"], input=after["m.py"], capture_output=True,
+                          check=True).stdout.decode().strip() == git_blob_id(after["m.py"])
+    bare = dataclasses.replace(change, patched=parse_patch(
+        "".join(line for line in git_patch(_mkdir(tmp_path / "2"), before, after).splitlines(keepends=True)
+                if not line.startswith("index ")))[0].patched)
+    assert blob_ids(bare) is None  # then the post-image decides
+    assert holds_new_side(after["m.py"], bare) and not holds_new_side(before["m.py"], bare)
+    assert not holds_new_side(b"\xff\xfe", bare)
+
+
+def test_the_blob_ids_decide_where_the_post_image_cannot() -> None:
+    # A line inserted early in a run of equal lines (git puts it last; other tools may not): the old file
+    # shows the post-image at every new-side line number too. Only the blob ids can tell the two sides apart.
+    before, after = b"a\n" + b"x\n" * 12, b"a\n" + b"x\n" * 13
+    hunk = "@@ -2,3 +2,4 @@\n x\n x\n x\n+x\n"
+    ids = f"index {git_blob_id(before)[:7]}..{git_blob_id(after)[:9]} 100644\n"
+    header = "diff --git a/m.py b/m.py\n{}--- a/m.py\n+++ b/m.py\n"
+    (bare,) = parse_patch(header.format("") + hunk)
+    (change,) = parse_patch(header.format(ids) + hunk)
+    assert blob_ids(bare) is None and holds_new_side(before, bare)  # ambiguous (then harmless: the same lines)
+    assert not holds_new_side(before, change) and holds_new_side(after, change)
+    assert apply(before.decode(), change) == after.decode()
+
+
+def _mkdir(path: Path) -> Path:
+    path.mkdir()
+    return path

@@ -11,7 +11,7 @@ from bot import config as config_module
 from bot.analyze import analyze_source
 from bot.fix import explain, fix_source, suggestion_for
 from bot.fix.text import split_lines
-from bot.model import CachedSizePayload, Finding, UnguardedPayload
+from bot.model import CachedSizePayload, Finding, NoneOnlyPayload, Span, UnguardedPayload
 
 CONFIG = config_module.load()
 FIX = Path(__file__).parent / "fixtures" / "fix"
@@ -125,4 +125,78 @@ def test_output_buffer_collective_gets_a_suggestion_only_with_the_reason() -> No
     assert s is not None and not s.safe and (s.start_line, s.end_line) == (24, 24)
     assert s.text == "    if pg_utils.is_parallel(group):\n        dist.all_gather(out, t, group=group)"
     assert "output buffer" in s.note and "fill the" in s.note
+    # one reason per state, and none contradicting "a single-rank group's call still fills the buffer"
+    assert "no-op" not in s.note and "over one rank it only copies the input into the output buffer" in s.note
     assert fix_source(source, [gather], CONFIG, unsafe=True).applied == []
+
+
+def test_auto_says_whether_pg_bot_fix_applies_the_suggestion() -> None:
+    for name in sorted(p.name for p in FIX.glob("*.py")):
+        source, found = fixture(name)
+        for finding in found:
+            s = suggestion_for(source, finding, CONFIG)
+            if s is None or finding.code in ("PG106", "PG107"):
+                continue  # (their full fix spans several places: not comparable one finding at a time)
+            applied = bool(fix_source(source, [finding], CONFIG, unsafe=True).applied)
+            assert s.auto == applied, (name, finding.line, s.note)
+            if s.safe:
+                assert fix_source(source, [finding], CONFIG).applied == [finding]
+
+
+def test_a_prepared_file_is_parsed_once_for_all_its_findings_and_gives_the_same_blocks(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import libcst
+
+    from bot.fix.suggest import prepare
+
+    source, found = fixture("unguarded.py")
+    assert len(found) >= 3
+    alone = [suggestion_for(source, f, CONFIG) for f in found]
+    calls = {"cst": 0, "ast": 0}
+    real_cst, real_ast = libcst.parse_module, ast.parse
+
+    def count_cst(text: str, *args: object, **kwargs: object) -> libcst.Module:
+        calls["cst"] += text == source
+        return real_cst(text, *args, **kwargs)  # type: ignore[arg-type]
+
+    def count_ast(text: str, *args: object, **kwargs: object) -> ast.AST:
+        calls["ast"] += text == source  # (expressions are parsed too, to prove each rewrite)
+        return real_ast(text, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(libcst, "parse_module", count_cst)
+    monkeypatch.setattr(ast, "parse", count_ast)
+    prepared = prepare(source, CONFIG, "unguarded.py")
+    shared = [suggestion_for(source, f, CONFIG, prepared) for f in found]
+    assert shared == alone
+    assert calls == {"cst": 1, "ast": 1}  # the file's two parses, whatever the number of findings
+
+
+def test_a_none_only_note_names_the_rest_of_its_condition() -> None:
+    source = ("import deepspeed.comm as dist\n\n\ndef f(t, group=None, tp_world_size=1):\n"
+              "    if group is None or tp_world_size == 1:\n        return t\n"
+              "    dist.all_reduce(t, group=group)\n    return t\n")
+    finding = Finding("PG103", "m", "m.py", Span(5, 7, 5, 20), group="group", kind="negative", function="f",
+                      payload=NoneOnlyPayload("group is None", "all_reduce"))
+    s = suggestion_for(source, finding, CONFIG)
+    assert s is not None and s.text == "    if not pg_utils.is_parallel(group) or tp_world_size == 1:"
+    assert "wherever the rest of the condition, `tp_world_size == 1`, did not stop them" in s.note
+    assert "also let single-rank" not in s.note
+    alone = source.replace(" or tp_world_size == 1", "")
+    s = suggestion_for(alone, finding, CONFIG)
+    assert s is not None and "also let single-rank and non-member groups through" in s.note
+    assert "rest of the condition" not in s.note
+
+
+def test_a_multi_line_guard_keeps_its_inline_comment_in_the_suggestion_and_the_fix() -> None:
+    source = ("import deepspeed.comm as dist\n\n\ndef f(t, group=None):\n"
+              "    if (group is not None  # None without expert parallelism\n"
+              "            and dist.get_world_size(group=group) > 1):  # one rank: nothing to do\n"
+              "        dist.all_reduce(t, group=group)\n")
+    (finding,) = analyze_source("m.py", source, CONFIG).findings
+    s = suggestion_for(source, finding, CONFIG)
+    assert s is not None and (s.start_line, s.end_line) == (5, 6) and s.safe
+    assert s.text == ("    # None without expert parallelism\n"
+                      "    if pg_utils.is_parallel(group):  # one rank: nothing to do")
+    fixed = fix_source(source, [finding], CONFIG).source
+    assert "    # None without expert parallelism\n    if pg_utils.is_parallel(group):  # one rank" in fixed
+    ast.parse(fixed)

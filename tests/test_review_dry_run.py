@@ -24,11 +24,12 @@ def test_readme_dry_run_command_prints_the_review() -> None:
                           timeout=120)
     assert proc.returncode == 1, proc.stderr  # findings on added lines
     out = proc.stdout
-    assert "5 inline comments" in out
-    assert out.count("```suggestion") == 5
+    assert "4 inline comments" in out  # and a medium-confidence note (the unguarded `ep_group`) in the summary
+    assert out.count("```suggestion") == 4
     assert "--- inline comment: deepspeed/moe/expert_reduce.py line 25-26 ---" in out  # the two-line guard
-    for code in ("PG101", "PG103", "PG104", "PG105"):
+    for code in ("PG101", "PG103", "PG104"):
         assert f"<!-- pg-bot:finding {code} " in out
+    assert "<!-- pg-bot:finding PG105 " not in out and "- `deepspeed/moe/expert_reduce.py:32` **PG105**" in out
     assert "if pg_utils.is_parallel(self.mp_group):" in out and "if pg_utils.is_parallel(ep_group):" in out
     assert "<!-- pg-bot:summary -->" in out and "**1** pre-existing" in out and "Skipped: 1 non-Python" in out
     assert proc.stderr == ""
@@ -58,11 +59,69 @@ def test_dry_run_matches_what_the_online_run_posts(fake_github: FakeGitHub, tmp_
 
 
 def test_dry_run_on_an_already_patched_tree(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The example appends code, so its context lines match the patched file too: applying it there again
+    # doubled the appended code (5 phantom pre-existing findings). The after-tree review is the same review.
     head = tmp_path / "head"
     shutil.copytree(EXAMPLE / "base", head)
     subprocess.run(["git", "apply", str(EXAMPLE / "change.patch")], cwd=head, check=True)
-    assert main(["review", "--diff", str(EXAMPLE / "change.patch"), "--source", str(head), "--dry-run"]) == 1
-    assert capsys.readouterr().out.count("```suggestion") == 5
+    reviews = []
+    for tree in (EXAMPLE / "base", head):
+        assert main(["review", "--diff", str(EXAMPLE / "change.patch"), "--source", str(tree), "--dry-run",
+                     "--format", "json"]) == 1
+        reviews.append(json.loads(capsys.readouterr().out))
+    assert reviews[0] == reviews[1]
+    assert len(reviews[1]["review"]["comments"]) == 4 and "**1** pre-existing" in reviews[1]["summary"]
+
+
+APPENDED = """import deepspeed.comm as dist
+
+
+def reduce(t, group=None):
+    if group is not None and dist.get_world_size(group=group) > 1:
+        dist.all_reduce(t, group=group)
+    return t
+"""
+MORE = """
+
+def gather(t, ep_group=None):
+    if ep_group is not None:
+        dist.all_reduce(t, group=ep_group)
+    return t
+"""
+
+
+@pytest.mark.parametrize("index_line", [True, False], ids=["git-index-line", "no-index-line"])
+@pytest.mark.parametrize("edit", ["append", "append-twice", "change-and-append"])
+def test_the_after_tree_review_equals_the_before_tree_review(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                            edit: str, index_line: bool) -> None:
+    before = APPENDED
+    after = {"append": APPENDED + MORE, "append-twice": APPENDED + MORE + MORE.replace("gather", "gather2"),
+             "change-and-append": APPENDED.replace("    return t\n", "    t = t + 1\n    return t + 0\n") + MORE}[edit]
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+                              check=True, capture_output=True, text=True).stdout
+
+    git("init", "-q")
+    (repo / "pkg" / "m.py").write_text(before)
+    git("add", "-A")
+    git("commit", "-qm", "base")
+    (repo / "pkg" / "m.py").write_text(after)
+    patch = git("diff")
+    if not index_line:
+        patch = "".join(line for line in patch.splitlines(keepends=True) if not line.startswith("index "))
+    (tmp_path / "change.patch").write_text(patch)
+    outputs = []
+    for content in (before, after):
+        (repo / "pkg" / "m.py").write_text(content)
+        main(["review", "--diff", str(tmp_path / "change.patch"), "--source", str(repo), "--dry-run", "--format", "json"])
+        outputs.append(json.loads(capsys.readouterr().out))
+    assert outputs[0] == outputs[1]
+    assert "could not be analysed" not in outputs[1]["summary"]
+    lines = {"append": [11], "append-twice": [11, 17], "change-and-append": [12]}[edit]
+    assert [c["line"] for c in outputs[1]["review"]["comments"]] == lines
 
 
 def test_dry_run_reports_a_patch_that_does_not_apply(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -104,8 +163,8 @@ def test_a_fixer_crash_costs_the_suggestion_not_the_review(monkeypatch: pytest.M
     monkeypatch.setattr(review_cmd, "suggestion_for", broken)
     assert main(DRY_RUN) == 1
     captured = capsys.readouterr()
-    assert "5 inline comments" in captured.out and "```suggestion" not in captured.out
-    assert captured.out.count("No automatic rewrite for this one") == 5
+    assert "4 inline comments" in captured.out and "```suggestion" not in captured.out
+    assert captured.out.count("No automatic rewrite for this one") == 4
     assert "fixer bug" in captured.err
 
 
@@ -148,3 +207,51 @@ def test_offline_review_numbers_lines_as_git_after_a_lone_cr(tmp_path: Path,
     (comment,) = json.loads(capsys.readouterr().out)["review"]["comments"]
     guard = next(i for i, text in enumerate(head.split("\n"), 1) if "get_world_size" in text)
     assert comment["line"] == guard and comment["path"] == "m.py"
+
+
+def test_each_file_is_parsed_once_for_all_its_suggestions(monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    import libcst
+
+    parsed: list[str] = []
+    real = libcst.parse_module
+
+    def counting(text: str, *args: object, **kwargs: object) -> libcst.Module:
+        parsed.append(text)
+        return real(text, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(libcst, "parse_module", counting)
+    monkeypatch.chdir(ROOT)
+    assert main(DRY_RUN) == 1
+    assert capsys.readouterr().out.count("```suggestion") == 4  # 3 of them in expert_reduce.py
+    assert len(parsed) == len(set(parsed)) == 2
+
+
+def test_the_summarys_fix_commands_fix_every_finding_they_claim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    import re
+    import shlex
+
+    from bot.analyze import analyze_source
+    from bot.config import load
+
+    head = tmp_path / "head"
+    shutil.copytree(EXAMPLE / "base", head)
+    subprocess.run(["git", "apply", str(EXAMPLE / "change.patch")], cwd=head, check=True)
+    assert main(["review", "--diff", str(EXAMPLE / "change.patch"), "--source", str(head), "--dry-run",
+                 "--format", "json"]) == 1
+    text = json.loads(capsys.readouterr().out)["summary"]
+    block = re.search(r"```bash\n(.*?)\n```", text, re.DOTALL)
+    assert block is not None
+    commands = [shlex.split(line.split("  # ")[0]) for line in block.group(1).splitlines()]
+    assert [c[:3] for c in commands] == [["pg-bot", "fix", "--write"], ["pg-bot", "fix", "--write"]]
+    assert "--unsafe-fixes" in commands[1]
+    monkeypatch.chdir(head)
+    for argv in commands:
+        assert main(argv[1:]) == 0
+    config = load()
+    left = [f for path in ("deepspeed/moe/expert_reduce.py", "deepspeed/runtime/grad_sync.py")
+            for f in analyze_source(path, (head / path).read_text(), config).findings]
+    assert left == []  # each finding was listed as fixable, and each is fixed (the pre-existing one too)
+    for path in ("deepspeed/moe/expert_reduce.py", "deepspeed/runtime/grad_sync.py"):
+        assert "from deepspeed.comm import pg_utils" in (head / path).read_text()

@@ -68,7 +68,7 @@ def test_three_runs_post_one_review_one_summary_and_no_duplicates(fake: FakeGitH
         assert review(fake) == 1  # new findings on added lines
     pr = fake.pull(REPO, 42)
     assert len(pr.reviews) == 1 and pr.reviews[0]["commit_id"] == pr.head_sha
-    assert len(pr.review_comments) == 5 and len(set(keys(fake))) == 5
+    assert len(pr.review_comments) == 4 and len(set(keys(fake))) == 4
     assert len(summaries(fake)) == 1 and len(pr.comments) == 1
     assert len(fake.requests("POST", r"/reviews$")) == 1
     assert len(fake.requests("POST", r"/issues/42/comments$")) == 1
@@ -78,6 +78,10 @@ def test_three_runs_post_one_review_one_summary_and_no_duplicates(fake: FakeGitH
     assert all("```suggestion" in c["body"] for c in pr.review_comments)
     summary = summaries(fake)[0]["body"]
     assert "**1** pre-existing" in summary and "pg-bot fix --write" in summary and "1 non-Python" in summary
+    # the unguarded `ep_group` call: its only evidence is a same-named attribute, so a note, not a comment
+    assert not any("PG105" in c["body"] for c in pr.review_comments)
+    assert "### Notes (medium confidence, not commented inline)\n- `deepspeed/moe/expert_reduce.py:32` **PG105**" in summary
+    assert "— evidence: `ep_group` is checked for None before a collective elsewhere in this file." in summary
 
 
 def test_a_push_that_fixes_one_finding_resolves_its_comment_and_updates_the_summary(
@@ -96,7 +100,7 @@ def test_a_push_that_fixes_one_finding_resolves_its_comment_and_updates_the_summ
     assert review(fake) == 1
     pr = fake.pull(REPO, 42)
     states = [parse_marker(c["body"])[1] for c in pr.review_comments]  # type: ignore[index]
-    assert states.count("resolved") == 1 and states.count(None) == 4
+    assert states.count("resolved") == 1 and states.count(None) == 3
     resolved = next(c for c in pr.review_comments if "resolved -->" in c["body"])
     assert new_sha[:7] in resolved["body"]
     assert len(pr.reviews) == 1  # nothing new to say: no second review
@@ -122,7 +126,7 @@ def test_a_push_adding_a_finding_gets_exactly_one_new_comment(
     review(fake)
     review(fake)
     pr = fake.pull(REPO, 42)
-    assert len(pr.reviews) == 2 and len(pr.review_comments) == 6 and len(set(keys(fake))) == 6
+    assert len(pr.reviews) == 2 and len(pr.review_comments) == 5 and len(set(keys(fake))) == 5
     assert len(summaries(fake)) == 1
 
 
@@ -146,7 +150,7 @@ def test_transient_faults_are_retried_to_the_same_result(fake: FakeGitHub, statu
     hits = [r.status for r in fake.requests(method, path)]
     assert hits[:times] == [status] * times and hits[times] < 300
     pr = fake.pull(REPO, 42)
-    assert len(pr.reviews) == 1 and len(pr.review_comments) == 5 and len(summaries(fake)) == 1
+    assert len(pr.reviews) == 1 and len(pr.review_comments) == 4 and len(summaries(fake)) == 1
 
 
 def test_422_on_the_review_falls_back_without_losing_findings(fake: FakeGitHub) -> None:
@@ -156,9 +160,9 @@ def test_422_on_the_review_falls_back_without_losing_findings(fake: FakeGitHub) 
     pr = fake.pull(REPO, 42)
     assert pr.reviews == [] and pr.review_comments == []
     summary = summaries(fake)[0]["body"]
-    assert summary.count("GitHub rejected an inline comment on this line (HTTP 422)") == 5
+    assert summary.count("GitHub rejected an inline comment on this line (HTTP 422)") == 4
     assert review(fake) == 1  # the fault is gone: now the review goes up, and the summary is edited in place
-    assert len(pr.reviews) == 1 and len(pr.review_comments) == 5 and len(summaries(fake)) == 1
+    assert len(pr.reviews) == 1 and len(pr.review_comments) == 4 and len(summaries(fake)) == 1
     assert "HTTP 422" not in summaries(fake)[0]["body"]
 
 
@@ -166,7 +170,7 @@ def test_one_422_retries_with_single_line_comments(fake: FakeGitHub) -> None:
     fake.fail(422, method="POST", path=r"/reviews$", times=1)
     review(fake)
     pr = fake.pull(REPO, 42)
-    assert len(pr.reviews) == 1 and len(pr.review_comments) == 5
+    assert len(pr.reviews) == 1 and len(pr.review_comments) == 4
     assert all(c["start_line"] is None for c in pr.review_comments)
 
 
@@ -219,7 +223,7 @@ def test_a_review_github_created_behind_a_502_is_not_duplicated(fake: FakeGitHub
     assert review(fake) == 1
     assert review(fake) == 1
     pr = fake.pull(REPO, 42)
-    assert len(pr.reviews) == 1 and len(pr.review_comments) == 5 and len(summaries(fake)) == 1
+    assert len(pr.reviews) == 1 and len(pr.review_comments) == 4 and len(summaries(fake)) == 1
 
 
 # ---------------------------------------------------------------- forged markers: only our own comments count
@@ -247,7 +251,7 @@ def test_markers_in_other_peoples_comments_are_never_taken_for_pg_bots(fake: Fak
     forged = {c["id"]: c["body"] for c in [*pr.review_comments, *pr.comments]}
     assert review(fake) == 1
     ours = [c for c in pr.review_comments if c["user"] == "github-actions[bot]"]
-    assert len(ours) == 5 and len({parse_marker(c["body"]) for c in ours}) == 5  # none skipped for mallory's copy
+    assert len(ours) == 4 and len({parse_marker(c["body"]) for c in ours}) == 4  # none skipped for mallory's copy
     assert {c["id"]: c["body"] for c in [*pr.review_comments, *pr.comments] if c["id"] in forged} == forged
     assert all("edits" not in c for c in [*pr.review_comments, *pr.comments] if c["id"] in forged)
     assert [c["user"] for c in summaries(fake)] == ["mallory", "github-actions[bot]"]  # ours is a new comment
@@ -289,7 +293,7 @@ def test_a_review_post_that_times_out_after_github_acted_is_not_duplicated(fake:
     fake.time_out(method="POST", path=r"/pulls/42/reviews$", hang=0.05)  # acted, then the connection dropped
     assert review(fake) == 1
     pr = fake.pull(REPO, 42)
-    assert len(pr.reviews) == 1 and len(pr.review_comments) == 5 and len(summaries(fake)) == 1
+    assert len(pr.reviews) == 1 and len(pr.review_comments) == 4 and len(summaries(fake)) == 1
     assert len(fake.requests("POST", r"/reviews$")) == 1
 
 
@@ -354,3 +358,47 @@ def test_comments_and_suggestions_follow_gits_lines_after_a_lone_cr(fake_github:
     applied = "\n".join([*lines[:guard - 1], suggestion, *lines[guard:]])  # what accepting it does
     assert applied == head.replace("if g is not None and dist.get_world_size(group=g) > 1:",
                                    "if pg_utils.is_parallel(g):")
+
+
+# ---------------------------------------------------------------- quiet when there is nothing to say
+
+
+def test_a_pr_that_changes_no_python_file_gets_no_comment_at_all(fake_github: FakeGitHub) -> None:
+    fake_github.add_pull("o/r", number=5, base={"README.md": "a\n", "m.py": GUARDED},
+                         head={"README.md": "b\n", "docs/x.md": "c\n", "m.py": GUARDED})
+    assert main(["review", "--repo", "o/r", "--pr", "5", "--api-url", fake_github.url]) == 0
+    pr = fake_github.pull("o/r", 5)
+    assert pr.comments == [] and pr.reviews == [] and pr.review_comments == []
+    assert fake_github.requests("POST") == [] and fake_github.requests("PATCH") == []
+
+
+def test_a_pr_adding_no_finding_is_quiet_unless_the_policy_says_always(fake_github: FakeGitHub,
+                                                                      tmp_path: Path) -> None:
+    base = {"m.py": GUARDED}  # a finding that is already there: counted by the tracker, not this PR's doing
+    head = {"m.py": GUARDED + "\n\ndef g():\n    return 1\n"}
+    fake_github.add_pull("o/r", number=6, base=base, head=head)
+    assert main(["review", "--repo", "o/r", "--pr", "6", "--api-url", fake_github.url]) == 0
+    assert fake_github.pull("o/r", 6).comments == []
+    always = tmp_path / "rules.yaml"
+    always.write_text("version: 1\nreview:\n  summary: always\n")
+    assert main(["review", "--repo", "o/r", "--pr", "6", "--api-url", fake_github.url, "--config", str(always)]) == 0
+    (summary,) = fake_github.pull("o/r", 6).comments
+    assert "**1** pre-existing in the files it touches" in summary["body"]
+
+
+def test_a_summary_whose_findings_are_gone_says_so_instead_of_going_stale(fake_github: FakeGitHub) -> None:
+    fake_github.add_pull("o/r", number=7, base={"m.py": "x = 1\n"}, head={"m.py": GUARDED})
+    argv = ["review", "--repo", "o/r", "--pr", "7", "--api-url", fake_github.url]
+    assert main(argv) == 1
+    assert "**1** finding(s) on lines this pull request adds" in fake_github.pull("o/r", 7).comments[0]["body"]
+    sha = fake_github.push("o/r", 7, {"m.py": "x = 2\n"})  # the author dropped the guard
+    assert main(argv) == 0
+    (summary,) = fake_github.pull("o/r", 7).comments
+    assert f"**Nothing to report** as of `{sha[:7]}`: no process-group guard findings" in summary["body"]
+    assert "1 earlier comment(s) marked resolved" in summary["body"]
+    patches = len(fake_github.requests("PATCH"))
+    assert main(argv) == 0
+    assert len(fake_github.requests("PATCH")) == patches and len(fake_github.pull("o/r", 7).comments) == 1
+    fake_github.push("o/r", 7, {"notes.md": "only docs now\n"})  # and then changed no Python file at all
+    assert main(argv) == 0
+    assert "this pull request adds or modifies no Python file" in fake_github.pull("o/r", 7).comments[0]["body"]

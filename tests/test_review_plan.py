@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from bot import links
 from bot.diff import from_api_file
+from bot.fingerprint import fingerprints
 from bot.fix import Suggestion
 from bot.github import Comment, GitHubError, PullFile
 from bot.model import FileResult, Finding, Span
@@ -13,7 +14,6 @@ from bot.report.github_review import (
     SUMMARY_MARKER,
     AnalyzedFile,
     Outcome,
-    fingerprints,
     marker,
     parse_marker,
     plan_review,
@@ -105,11 +105,11 @@ def test_rerun_does_not_repost_and_edits_only_what_changed() -> None:
 
 def test_fingerprint_survives_moving_code_and_tells_twins_apart() -> None:
     moved = "\n" * 5 + SOURCE
-    a = fingerprints(SOURCE, [finding(11)])
-    b = fingerprints(moved, [Finding("PG101", "msg PG101", "m.py", Span(16, 4, 16, 20), group="g", function="f")])
+    a = fingerprints([finding(11)], SOURCE)
+    b = fingerprints([Finding("PG101", "msg PG101", "m.py", Span(16, 4, 16, 20), group="g", function="f")], moved)
     assert a == b
     twins = "x = g\nx = g\n"
-    fps = fingerprints(twins, [finding(1), finding(2)])
+    fps = fingerprints([finding(1), finding(2)], twins)
     assert fps[0] != fps[1]
 
 
@@ -144,7 +144,7 @@ def test_outdated_comment_on_a_live_finding_is_superseded_by_one_new_comment() -
 
 def test_skipped_files_and_marker_paths_with_spaces() -> None:
     skipped = AnalyzedFile(change(path="img.png"), skipped="binary file(s)")
-    plan = plan_review([skipped, analysed([])], [], HEAD, no_suggestion)
+    plan = plan_review([skipped, analysed([])], [], HEAD, no_suggestion, summary="always")
     assert plan.skipped == [("img.png", "binary file(s)")]
     assert "Skipped: 1 binary file(s)." in summary.render(plan)
     assert parse_marker(marker("PG105", "dir with space/x.py", "0123456789ab")) == (
@@ -152,20 +152,25 @@ def test_skipped_files_and_marker_paths_with_spaces() -> None:
 
 
 def test_clean_pr_summary_and_fix_command_quoting() -> None:
-    plan = plan_review([analysed([])], [], HEAD, no_suggestion)
+    plan = plan_review([analysed([])], [], HEAD, no_suggestion, summary="always")
     text = summary.render(plan)
     assert text.startswith(SUMMARY_MARKER) and "No hand-written process-group guards" in text
+    quiet = plan_review([analysed([])], [], HEAD, no_suggestion)  # when-findings: only an earlier one is edited
+    assert quiet.summary_action(Outcome()) == "update"
+    text = summary.render(quiet)
+    assert text.startswith(SUMMARY_MARKER) and "**Nothing to report** as of `fffffff`: no process-group guard" in text
     assert summary.fix_command(["a b.py", "c.py"]) == "pg-bot fix --write 'a b.py' c.py"
 
 
 class Recorder:
     """A ReviewAPI that records calls and fails create_review with the given statuses first."""
 
-    def __init__(self, failures: list[int]) -> None:
+    def __init__(self, failures: list[int], existing: list[Comment] | None = None) -> None:
         self.failures = failures
         self.reviews: list[list[dict]] = []
         self.edits: list[int] = []
         self.summaries: list[str] = []
+        self.existing = existing or []
 
     def create_review(self, n, commit_id, body, comments, event="COMMENT"):  # type: ignore[no-untyped-def]
         if self.failures:
@@ -179,6 +184,12 @@ class Recorder:
     def upsert_marked_comment(self, n, marker, body):  # type: ignore[no-untyped-def]
         self.summaries.append(body)
         return 2
+
+    def list_issue_comments(self, n):  # type: ignore[no-untyped-def]
+        return self.existing
+
+    def is_own(self, comment):  # type: ignore[no-untyped-def]
+        return comment.user == "bot"
 
 
 def test_post_retries_422_with_single_line_comments_then_falls_back_to_summary() -> None:
@@ -194,8 +205,47 @@ def test_post_retries_422_with_single_line_comments_then_falls_back_to_summary()
 
 def test_post_makes_no_review_when_nothing_is_new() -> None:
     api = Recorder([])
-    post(api, 1, plan_review([analysed([finding(3)])], [], HEAD, no_suggestion), summary.render)
+    post(api, 1, plan_review([analysed([finding(3)])], [], HEAD, no_suggestion, summary="always"), summary.render)
     assert api.reviews == [] and len(api.summaries) == 1
+
+
+def test_a_pr_adding_no_finding_gets_no_summary_unless_one_is_there_to_correct() -> None:
+    only_old = [analysed([finding(3)])]  # a finding in a touched file, but not on a line the PR adds
+    api = Recorder([])
+    outcome = post(api, 1, plan_review(only_old, [], HEAD, no_suggestion), summary.render)
+    assert api.reviews == [] and api.summaries == [] and outcome.summary_id is None
+    mine = Comment(5, SUMMARY_MARKER + "\n**2** finding(s) ...", "bot")
+    for existing in ([Comment(4, SUMMARY_MARKER + " forged", "mallory")], [mine]):
+        api = Recorder([], existing)
+        post(api, 1, plan_review(only_old, [], HEAD, no_suggestion), summary.render)
+        if existing == [mine]:  # ours, now stale: edited to say so
+            assert len(api.summaries) == 1 and "**Nothing to report** as of `fffffff`" in api.summaries[0]
+        else:  # someone else's copy is never adopted
+            assert api.summaries == []
+
+
+def test_news_gets_a_summary_findings_resolutions_and_unreadable_files() -> None:
+    api = Recorder([])
+    post(api, 1, plan_review([analysed([finding(11)])], [], HEAD, no_suggestion), summary.render)
+    assert len(api.summaries) == 1 and "**1** finding(s) on lines this pull request adds" in api.summaries[0]
+    first = plan_review([analysed([finding(11)])], [], HEAD, no_suggestion)
+    posted = [Comment(id=7, body=first.comments[0]["body"], user="bot", path="m.py", line=11)]
+    fixed = plan_review([analysed([])], posted, HEAD, no_suggestion, me="bot")
+    assert fixed.summary_action(Outcome()) == "post"
+    assert "1 earlier comment(s) marked resolved" in summary.render(fixed)
+    broken = plan_review([AnalyzedFile(change(), error="not UTF-8 text")], [], HEAD, no_suggestion)
+    assert broken.summary_action(Outcome()) == "post"
+
+
+def test_a_pr_without_python_files_is_left_alone_even_with_summary_always() -> None:
+    notes = AnalyzedFile(change(path="notes.md"), skipped="non-Python file(s)")
+    for mode in ("when-findings", "always"):
+        api = Recorder([])
+        post(api, 1, plan_review([notes], [], HEAD, no_suggestion, summary=mode), summary.render)
+        assert api.reviews == [] and api.summaries == []
+    api = Recorder([], [Comment(5, SUMMARY_MARKER + " old", "bot")])  # it touched Python files before
+    post(api, 1, plan_review([notes], [], HEAD, no_suggestion), summary.render)
+    assert "this pull request adds or modifies no Python file" in api.summaries[0]
 
 
 def test_summary_counts_rejected_items(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -248,3 +298,66 @@ def test_a_suggestion_quoting_an_html_comment_is_shown_not_one_click() -> None:
     body = plan.comments[0]["body"]
     assert "```suggestion" not in body and "<!--" not in body.split("-->", 1)[1]
     assert "never posts verbatim" in body
+
+
+def test_the_review_body_says_which_comments_have_a_suggestion() -> None:
+    from bot.report.github_review import review_body
+
+    def some(source: str, f: Finding) -> Suggestion | None:
+        return Suggestion(11, 11, "x", True, "") if f.line == 11 else None
+
+    all_of_them = plan_review([analysed([finding(11)])], [], HEAD, suggest_lines(11, 11))
+    assert "each comment has a suggested rewrite and a link to the rule" in review_body(all_of_them, all_of_them.new)
+    mixed = plan_review([analysed([finding(11), finding(12, code="PG105")])], [], HEAD, some)
+    body = review_body(mixed, mixed.new)
+    assert "1 of the comments have a suggested rewrite, and each links to the rule" in body
+    assert "each comment has a suggest" not in body
+    none = plan_review([analysed([finding(12)])], [], HEAD, no_suggestion)
+    assert "none of these has an automatic rewrite" in review_body(none, none.new)
+
+
+def test_the_fix_commands_follow_what_pg_bot_fix_does_with_each_finding() -> None:
+    kinds = {11: Suggestion(11, 11, "x", True, "", True), 12: Suggestion(12, 12, "x", False, "", True),
+             13: Suggestion(13, 13, "x", False, "never auto-applied", False)}
+
+    def by_line(source: str, f: Finding) -> Suggestion | None:
+        return kinds.get(f.line)
+
+    patch = "@@ -8,6 +8,10 @@\n ctx\n ctx\n ctx\n+a\n+b\n+c\n+d\n ctx\n ctx\n ctx"
+    files = [analysed([finding(11, path="a.py"), finding(3, path="a.py")], change(patch, "a.py")),
+             analysed([finding(12, path="b b.py"), finding(13, path="b b.py"), finding(14, code="PG107", path="b b.py")],
+                      change(patch, "b b.py"))]
+    text = summary.render(plan_review(files, [], HEAD, by_line))
+    assert "pg-bot fix --write a.py  # 1 finding: proven behaviour-preserving\n" in text
+    assert "pg-bot fix --write --unsafe-fixes 'b b.py'  # 1 finding: change behaviour on purpose, review each\n" in text
+    assert "Review them: `b b.py:12` PG101." in text
+    assert "never applies it, not even with `--unsafe-fixes`; its comment says why): `b b.py:13` PG101." in text
+    assert "No automatic rewrite (fix by hand; the rule's page shows how): `b b.py:14` PG107." in text
+    assert "so also the 1 pre-existing finding there." in text
+    only_manual = plan_review([analysed([finding(11)])], [], HEAD, no_suggestion)
+    assert "pg-bot fix" not in summary.render(only_manual)  # no command that would fix nothing
+    # Findings the PR did not add are not its author's to fix: no command (it used to be `pg-bot fix --write`
+    # without --unsafe-fixes, which fixed none of them when they needed it).
+    old_only = plan_review([analysed([finding(3)])], [], HEAD, suggest_lines(3, 3, safe=False), summary="always")
+    text = summary.render(old_only)
+    assert "**1** pre-existing" in text and "pg-bot fix" not in text
+
+
+def test_medium_confidence_findings_are_summary_notes_with_their_evidence_not_comments() -> None:
+    from dataclasses import replace
+
+    from bot.model import Confidence
+
+    medium = replace(finding(12, code="PG105"), confidence=Confidence.MEDIUM,
+                     evidence=("`g` is checked for None before a collective elsewhere in this file",))
+    plan = plan_review([analysed([finding(11), medium])], [], HEAD, suggest_lines(12, 12))
+    assert [i.finding.line for i in plan.new] == [11] and [i.finding.line for i in plan.notes] == [12]
+    assert all("PG105" not in c["body"] for c in plan.comments)
+    text = summary.render(plan)
+    assert "**2** finding(s) on lines this pull request adds (1 commented inline, 0 listed below, " \
+           "1 medium-confidence note(s))" in text
+    assert ("### Notes (medium confidence, not commented inline)\n- `m.py:12` **PG105** msg PG105 — evidence: "
+            "`g` is checked for None before a collective elsewhere in this file.") in text
+    assert "equivalent\n  </details>" in text  # the suggestion's note travels with it
+    notes_only = plan_review([analysed([medium])], [], HEAD, suggest_lines(12, 12))
+    assert notes_only.new == [] and notes_only.summary_action(Outcome()) == "post"

@@ -121,7 +121,7 @@ def _report(args: argparse.Namespace, found: Run, config: Config) -> str:
     if args.statistics:  # the counts only
         return _statistics_json(results) if args.format == "json" else formats.statistics(results, RULES)
     if args.format != "text":
-        return {"json": formats.as_json, "sarif": lambda rs: formats.sarif(rs, RULES), "github": formats.github}[
+        return {"json": formats.as_json, "sarif": lambda rs: formats.sarif(rs, RULES, config), "github": formats.github}[
             args.format
         ](results)
     text = formats.text(results)

@@ -17,6 +17,7 @@ import sys
 import traceback
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot.analyze import analyze_source
 from bot.commands.common import fail, github_token
@@ -28,7 +29,7 @@ from bot.diff import (
     apply,
     from_api_files,
     from_texts,
-    git_lines,
+    holds_new_side,
     is_python,
     parse_patch,
 )
@@ -47,6 +48,9 @@ from bot.report.github_review import (
     post,
     review_body,
 )
+
+if TYPE_CHECKING:
+    from bot.fix.suggest import Prepared
 
 EXIT_GITHUB = 3
 
@@ -104,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
             files = offline_files(text, args.source, config)
         except DiffError as exc:
             return fail(f"{args.diff}: {exc}")
-        plan = plan_review(files, [], _patch_sha(text), suggest)
+        plan = plan_review(files, [], _patch_sha(text), suggest, summary=config.review.summary)
         print(render_dry_run(plan, args.format))
         return 1 if plan.new or plan.to_summary else 0
     token = github_token(args.repo)  # before any network call: no token or a bad --repo is exit 2
@@ -114,13 +118,14 @@ def run(args: argparse.Namespace) -> int:
         facts = client.pull(args.pr)
         files = online_files(client, facts, config)
         plan = plan_review(files, client.list_review_comments(args.pr), facts.head_sha, suggest,
-                           me=client.identity())
+                           me=client.identity(), summary=config.review.summary)
         if args.dry_run:
             print(render_dry_run(plan, args.format))
         else:
             outcome = post(client, args.pr, plan, summary.render)
             print(f"pg-bot: review on #{args.pr}: {len(outcome.posted)} new comment(s), {len(plan.already)} already "
-                  f"there, {len(plan.edits)} edited, summary comment {outcome.summary_id}", file=sys.stderr)
+                  f"there, {len(plan.edits)} edited, summary comment {outcome.summary_id or 'none (nothing to report)'}",
+                  file=sys.stderr)
     except GitHubError as exc:
         print(f"pg-bot: {exc}", file=sys.stderr)
         return EXIT_GITHUB
@@ -128,9 +133,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _suggester(config: Config) -> Suggest:
+    """Suggestions for one finding at a time, parsing each file once: the planner calls this for a file's
+    findings in a row, so the last file's parse is kept (one slot, so memory stays one file's worth)."""
+    held: list[Prepared] = []
+
     def suggest(source: str, finding: Finding) -> Suggestion | None:
+        from bot.fix.suggest import prepare  # LibCST loads only when a review has something to suggest
+
         try:
-            return suggestion_for(source, finding, config)
+            if not held or held[0].source is not source:
+                held[:] = [prepare(source, config, finding.path)]
+            return suggestion_for(source, finding, config, held[0])
         except Exception as exc:  # a fixer bug must not sink the whole review: comment without a suggestion
             # the job log runs workflow commands: a PR's file name is printed only escaped
             print(f"pg-bot: no suggestion for {printable(finding.path)}:{finding.line} {finding.code}: "
@@ -184,44 +197,26 @@ def offline_files(patch_text: str, source: Path, config: Config) -> list[Analyze
 
 
 def _new_text(source: Path, change: FileChange) -> str:
-    """The patch applied to its file under ``source``, or that file as it is when it already holds the new side.
-    Every problem (missing, unreadable, not UTF-8, not applying) is a DiffError for this file."""
+    """The file's new text: as it is under ``source`` when it already holds the patch's new side (a tree after
+    the patch), else the patch applied to its old file there. Every problem (missing, unreadable, not UTF-8,
+    not applying) is a DiffError for this file."""
     base = source / (change.old_path or change.path)
     here = source / change.path
     try:
+        if here.is_file() and holds_new_side(data := here.read_bytes(), change):
+            return data.decode("utf-8")  # checked before applying: appended code's context matches here too
         if change.status != "added" and not base.is_file():
             raise DiffError(f"{change.path}: {base} is not in --source")
         old = _read(base) if change.status != "added" else ""
         return apply(old, change) if change.patched is not None else old
-    except DiffError:
-        try:
-            if here.is_file() and _holds_new_side(text := _read(here), change):
-                return text
-        except (OSError, UnicodeDecodeError):
-            pass
-        raise
     except (OSError, UnicodeDecodeError) as exc:
-        raise DiffError(f"cannot read {base}: {exc}") from exc
+        raise DiffError(f"cannot read {here if here.is_file() else base}: {exc}") from exc
 
 
 def _read(path: Path) -> str:
     """A file's text exactly: no newline translation (``read_text`` turns a lone CR into a line break, which
     would move every line after it against the patch, which git numbers)."""
     return path.read_bytes().decode("utf-8")
-
-
-def _holds_new_side(text: str, change: FileChange) -> bool:
-    lines = [line.removesuffix("\n") for line in git_lines(text)]
-    pf = change.patched
-    if pf is None:
-        return False
-    return all(
-        # unidiff gives every added and context line a target_line_no; the None check only narrows the type
-        ln.target_line_no is not None
-        and 0 < ln.target_line_no <= len(lines)
-        and lines[ln.target_line_no - 1].rstrip("\r") == ln.value.rstrip("\r\n")
-        for hunk in pf for ln in hunk if ln.is_added or ln.is_context
-    )
 
 
 def online_files(client: GitHubClient, facts: PullFacts, config: Config) -> list[AnalyzedFile]:
@@ -265,15 +260,18 @@ def _patch_sha(text: str) -> str:
 
 
 def render_dry_run(plan: ReviewPlan, fmt: str = "text") -> str:
-    """Exactly what would be posted: the one review (body + inline comments), the edits, the summary."""
+    """Exactly what would be posted: the one review (body + inline comments), the edits, the summary (and
+    whether it would be created, or only edit one an earlier run posted)."""
     comments = plan.comments
-    summary_text = summary.render(plan, Outcome(posted=list(plan.new)))
+    outcome = Outcome(posted=list(plan.new))
+    summary_text = summary.render(plan, outcome)
+    action = plan.summary_action(outcome)
     if fmt == "json":
         review = ({"commit_id": plan.head_sha, "event": "COMMENT", "body": review_body(plan, plan.new),
                    "comments": comments} if comments else None)
         return json.dumps({"review": review, "edits": [{"comment_id": i, "body": b, "why": w}
                                                        for i, b, w in plan.edits],
-                           "summary": summary_text}, indent=2)
+                           "summary": summary_text, "summary_action": action}, indent=2)
     out = []
     if comments:
         out.append(f"=== review (event COMMENT, commit {plan.head_sha[:12]}, {len(comments)} inline comments) ===")
@@ -287,6 +285,10 @@ def render_dry_run(plan: ReviewPlan, fmt: str = "text") -> str:
     for comment_id, body, why in plan.edits:
         out.append(f"--- edit review comment {comment_id} ({why}) ---")
         out.append(body)
-    out.append("=== summary comment (created, or edited in place) ===")
+    if action == "post":
+        out.append("=== summary comment (created, or edited in place) ===")
+    else:
+        out.append("=== no summary comment: nothing to report (an earlier pg-bot summary on the PR would be "
+                   "edited to this) ===")
     out.append(summary_text.rstrip("\n"))
     return "\n\n".join(out)

@@ -7,9 +7,13 @@ computed, so importing this package (or running ``pg-bot check``) does not pay f
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from bot.config import Config
 from bot.model import Finding
+
+if TYPE_CHECKING:  # the real import would load LibCST
+    from bot.fix.suggest import Prepared
 
 FIXABLE = ("PG101", "PG102", "PG103", "PG104", "PG105", "PG106", "PG107", "PG108")
 
@@ -29,7 +33,9 @@ class FixResult:
 class Suggestion:
     """``text`` replaces whole lines ``start_line..end_line`` (1-based, inclusive): a GitHub suggestion body.
 
-    Lines are joined with ``\\n`` and carry no final newline; an empty ``text`` deletes the lines.
+    Lines are joined with ``\\n`` and carry no final newline; an empty ``text`` deletes the lines. ``auto``: whether
+    `pg-bot fix` applies it (by default when ``safe``, else with ``--unsafe-fixes``); False for a rewrite offered
+    for review only (``note`` says why).
     """
 
     start_line: int
@@ -37,6 +43,7 @@ class Suggestion:
     text: str
     safe: bool
     note: str
+    auto: bool = True
 
 
 def fix_source(source: str, findings: list[Finding], config: Config, *, unsafe: bool = False) -> FixResult:
@@ -45,10 +52,11 @@ def fix_source(source: str, findings: list[Finding], config: Config, *, unsafe: 
     return _fix(source, findings, config, unsafe=unsafe)
 
 
-def suggestion_for(source: str, finding: Finding, config: Config) -> Suggestion | None:
+def suggestion_for(source: str, finding: Finding, config: Config, prepared: Prepared | None = None) -> Suggestion | None:
+    """``prepared``: ``bot.fix.suggest.prepare(source, config)``, to parse a file once for all its findings."""
     from bot.fix.suggest import suggestion_for as _suggest
 
-    return _suggest(source, finding, config)
+    return _suggest(source, finding, config, prepared)
 
 
 def explain(source: str, finding: Finding, config: Config) -> str:

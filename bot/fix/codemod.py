@@ -7,7 +7,7 @@ original positions. Untouched nodes keep their exact text (LibCST round-trips by
 from __future__ import annotations
 
 import ast
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeAlias, TypeVar
@@ -20,6 +20,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from bot.fix.plan import (
     InsertAfter,
     NameContiguous,
+    Op,
     Plan,
     RemoveDef,
     ReplaceCall,
@@ -75,9 +76,12 @@ class _Apply(cst.CSTTransformer):
         self.pending: dict[int, int] = defaultdict(int)  # plan index -> operations not yet applied
         self.removed: list[cst.FunctionDef] = []  # copies to drop; their block does it, keeping comments above
         self.failed: dict[int, str] = {}
+        self.targets: list[tuple[int, int]] = []  # line ranges the plans touch: nothing else is descended into
+        self.orphans: list[list[str]] = []  # per open statement: comments its rewritten expressions dropped
         for index, plan in plans:
             for op in plan.ops:
                 self.pending[index] += 1
+                self.targets.append(_lines_of(op))
                 if isinstance(op, ReplaceExpr | ReplaceCall):
                     if op.span in self.exprs and self.exprs[op.span][0] != index:
                         self.failed[index] = "another fix already rewrites this expression"
@@ -93,6 +97,16 @@ class _Apply(cst.CSTTransformer):
                     self.pending[index] -= 1  # the same cached flag is already being added
                 else:
                     self.stmts[op.span].append((index, op))
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        # A large file has thousands of statements and a plan touches one or two: skipping the subtrees that
+        # hold no target keeps a rewrite's cost that of the code it changes (their nodes stay as they are).
+        if isinstance(node, _Statement):
+            self.orphans.append([])  # popped in on_leave, which runs whether or not the children are visited
+        if not super().on_visit(node):
+            return False
+        span = self._pos(node)
+        return span is None or any(span.line <= last and first <= span.end_line for first, last in self.targets)
 
     # -------------------------------------------------------------- helpers
 
@@ -132,13 +146,33 @@ class _Apply(cst.CSTTransformer):
     ) -> cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel[cst.CSTNode]:
         if isinstance(original_node, cst.BaseExpression) and (self.exprs or self.chains):
             span = self._pos(original_node)
+            new: cst.BaseExpression | None = None
             if (span in self.chains and isinstance(original_node, cst.BooleanOperation)
                     and isinstance(updated_node, cst.BooleanOperation)):
-                return self._rewrite_chain(original_node, updated_node, self.chains[span])
-            if span in self.exprs and isinstance(updated_node, cst.BaseExpression):
+                new = self._rewrite_chain(original_node, updated_node, self.chains[span])
+            elif span in self.exprs and isinstance(updated_node, cst.BaseExpression):
                 index, op = self.exprs[span]
-                return self._guarded(index, lambda: self._replace(original_node, updated_node, op), updated_node)
-        return super().on_leave(original_node, updated_node)
+                new = self._guarded(index, lambda: self._replace(original_node, updated_node, op), updated_node)
+            if new is not None:
+                if self.orphans and isinstance(updated_node, cst.BaseExpression):
+                    self.orphans[-1].extend(_lost_comments(updated_node, new))
+                return new
+        result = super().on_leave(original_node, updated_node)
+        if isinstance(original_node, _Statement):
+            result = self._adopt(self.orphans.pop(), result)
+        return result
+
+    def _adopt(self, comments: list[str], result: _T) -> _T:
+        """A multi-line guard collapsed into one call keeps its comments: on their own lines above the statement
+        (``# why`` in ``if (g is not None  # why`` is about the test, and would otherwise be lost)."""
+        first = result.nodes[0] if isinstance(result, cst.FlattenSentinel) and result.nodes else result
+        if not comments or not isinstance(first, _Statement) or any(first is r for r in self.removed):
+            return result
+        lines = [cst.EmptyLine(comment=cst.Comment(text)) for text in comments]
+        adopted = first.with_changes(leading_lines=[*first.leading_lines, *lines])
+        if isinstance(result, cst.FlattenSentinel):
+            return cst.FlattenSentinel([adopted, *result.nodes[1:]])  # type: ignore[return-value]
+        return adopted  # type: ignore[return-value]
 
     def _guarded(self, index: int, action: Callable[[], _T], fallback: _T) -> _T:
         if index in self.failed:
@@ -371,6 +405,38 @@ class _Apply(cst.CSTTransformer):
         return out, [*carry, *footer]
 
 
+def _comments(node: cst.CSTNode) -> list[str]:
+    found: list[str] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Comment(self, comment: cst.Comment) -> None:
+            found.append(comment.value)
+
+    node.visit(Collect())
+    return found
+
+
+def _lost_comments(before: cst.CSTNode, after: cst.CSTNode) -> list[str]:
+    """The comments of ``before`` that ``after`` no longer holds, in order."""
+    if "#" not in _code(before):
+        return []
+    kept = Counter(_comments(after))
+    lost = []
+    for text in _comments(before):
+        if kept[text]:
+            kept[text] -= 1
+        else:
+            lost.append(text)
+    return lost
+
+
+def _lines_of(op: Op) -> tuple[int, int]:
+    if isinstance(op, RemoveDef | ReplaceReturn):
+        return op.line, op.line
+    span = op.chain if isinstance(op, RewriteChain) else op.span
+    return span.line, span.end_line
+
+
 def _up_to_last_comment(lines: Sequence[cst.EmptyLine]) -> list[cst.EmptyLine]:
     """The leading lines through the last comment: the blank lines between it and the removed def go with it."""
     last = max((i for i, line in enumerate(lines) if line.comment is not None), default=-1)
@@ -400,27 +466,36 @@ def _operators(node: cst.BooleanOperation, kind: type) -> list[cst.BaseBooleanOp
     return ops[::-1]
 
 
+def parse(source: str) -> MetadataWrapper | str:
+    """LibCST's tree of ``source`` with positions, reusable by several ``apply`` calls (the review suggests one
+    rewrite per finding: parsing a large file once instead of per finding), or why it cannot be rewritten."""
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:  # ast accepted it, LibCST did not: report, do not crash the run
+        return f"LibCST cannot parse this file: {exc.message}"
+    if module.code != source:  # e.g. a byte-order mark or a final lone CR: every untouched byte must survive
+        where = next((i for i, (a, b) in enumerate(zip(module.code, source, strict=False)) if a != b), min(len(module.code), len(source)))
+        line = source.count("\n", 0, where) + 1
+        return f"LibCST does not reproduce this file byte for byte (first difference on line {line}); not rewritten"
+    return MetadataWrapper(module, unsafe_skip_copy=True)  # transforms never mutate it: safe to reuse
+
+
 def apply(
     source: str,
     plans: Iterable[tuple[int, Plan]],
     lines: list[str],
     predicate: tuple[str, str] | None,
     unused: Iterable[tuple[str, str]] = (),
+    parsed: MetadataWrapper | str | None = None,
 ) -> Outcome:
-    """Run the plans over ``source``; import ``predicate`` (module, name) when not None; drop the
-    ``unused`` (module, name) from-imports if the rewrite left them unused."""
+    """Run the plans over ``source`` (``parsed``: its ``parse``, when the caller keeps one); import ``predicate``
+    (module, name) when not None; drop the ``unused`` (module, name) from-imports if the rewrite left them unused."""
     plans = list(plans)
-    try:
-        module = cst.parse_module(source)
-    except cst.ParserSyntaxError as exc:  # ast accepted it, LibCST did not: report, do not crash the run
-        return Outcome(source, {i: f"LibCST cannot parse this file: {exc.message}" for i, _ in plans})
-    if module.code != source:  # e.g. a byte-order mark or a final lone CR: every untouched byte must survive
-        where = next((i for i, (a, b) in enumerate(zip(module.code, source, strict=False)) if a != b), min(len(module.code), len(source)))
-        line = source.count("\n", 0, where) + 1
-        reason = f"LibCST does not reproduce this file byte for byte (first difference on line {line}); not rewritten"
-        return Outcome(source, {i: reason for i, _ in plans})
+    wrapper = parse(source) if parsed is None else parsed
+    if isinstance(wrapper, str):
+        return Outcome(source, {i: wrapper for i, _ in plans})
     applier = _Apply(plans, lines)
-    new = MetadataWrapper(module, unsafe_skip_copy=True).visit(applier)
+    new = wrapper.visit(applier)
     failed = dict(applier.failed)
     for index, _ in plans:
         if index not in failed and applier.pending[index] > 0:

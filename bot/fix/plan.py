@@ -254,14 +254,15 @@ _WHY = {
 }
 
 
-def _judge(comparison: Comparison, intended: str) -> tuple[bool, str]:
-    """(safe, note). Refuses any rewrite that changes what a real multi-rank group does."""
+def _judge(comparison: Comparison, intended: str, why: Mapping[str, str] = _WHY) -> tuple[bool, str]:
+    """(safe, note). Refuses any rewrite that changes what a real multi-rank group does. ``why``: per state, why
+    the new behaviour is the intended one."""
     if not comparison.preserves_parallel:
         raise Refused(f"rewrite would change behaviour for a multi-rank group ({comparison.describe()})")
     if comparison.equivalent:
         return True, f"behaviour-preserving: {comparison.describe()}"
     reasons = "; ".join(
-        f"{o.describe()} ({_WHY.get(o.state.name, 'no parallelism there')})"
+        f"{o.describe()} ({why.get(o.state.name, 'no parallelism there')})"
         for o in comparison.differing
     )
     return False, f"unsafe fix, changes behaviour by design ({intended}): {reasons}"
@@ -398,7 +399,25 @@ def _test_replacement(finding: Finding, ctx: Context, intended: str, via: str | 
 
 def _partial_none(finding: Finding, ctx: Context) -> Plan:
     _payload(finding, NoneOnlyPayload)
-    return _test_replacement(finding, ctx, "the None-only check also let single-rank and non-member groups through")
+    intended = "the None-only check also let single-rank and non-member groups through"
+    rest = _rest_of_condition(finding, ctx)
+    if rest:  # e.g. `g is None or tp_world_size == 1`: the other half may already stop a single-rank group
+        intended = (f"the None-only check let single-rank and non-member groups through wherever the rest of the "
+                    f"condition, {rest}, did not stop them")
+    return _test_replacement(finding, ctx, intended)
+
+
+def _rest_of_condition(finding: Finding, ctx: Context) -> str:
+    """The other operands of the `and`/`or` chain the finding's test sits in, quoted ("" when it stands alone)."""
+    try:
+        node = ctx.expr_at(finding.span)
+    except Refused:
+        return ""
+    chain = ctx.parents.get(node)
+    if not isinstance(chain, ast.BoolOp):
+        return ""
+    joiner = " or " if isinstance(chain.op, ast.Or) else " and "
+    return code(snippet(joiner.join(_text_of(ctx, v) for v in chain.values if v is not node)))
 
 
 def _partial_size(finding: Finding, ctx: Context) -> Plan:
@@ -432,10 +451,14 @@ def _unguarded(finding: Finding, ctx: Context) -> Plan:
     if collective not in ctx.config.inplace_collectives | _SKIPPABLE_EXTRA:
         # Suggestion only: the guard is right, but the non-parallel branch must still fill the buffer.
         why = (
-            f"never auto-applied: `{collective}` writes into an output buffer that a single-rank group still "
-            f"fills, so skipping it is not behaviour-preserving for a present group; after this guard, fill the "
-            f"buffer for the non-parallel case by hand (e.g. copy the input)"
+            f"never auto-applied: `{collective}` writes into an output buffer, which a single-rank group's call "
+            f"still fills (with its own input), so skipping it is not behaviour-preserving for a present group; "
+            f"after this guard, fill the buffer for the non-parallel case by hand (e.g. copy the input)"
         )
+        # The generic reason for the single-rank state ("a no-op") is wrong here: say what is skipped.
+        buffer = {**_WHY, STATES[2].name: "over one rank it only copies the input into the output buffer, which "
+                                          "the guard now skips"}
+        _, note = _judge(comparison, f"`{collective}` on a None group ran over the WORLD group", buffer)
         return Plan(finding, [], False, why, comparison, auto=False, suggest_ops=[wrap], suggest_note=f"{why}. {note}")
     return Plan(finding, [wrap], safe, note, comparison)
 

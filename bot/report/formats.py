@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
-from urllib.parse import quote
+from typing import TYPE_CHECKING
 
-from bot import __version__, links
+from bot import __version__
 from bot.model import FileResult, Finding, Rule, Severity
 from bot.report.escape import json_text, line_start, printable
+
+if TYPE_CHECKING:
+    from bot.config import Config
 
 FORMATS = ("text", "json", "sarif", "github")
 
@@ -51,88 +53,12 @@ def as_json(results: Sequence[FileResult]) -> str:
     return json_text(json.dumps(payload, indent=2, sort_keys=True))
 
 
-_SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "note"}
+def sarif(results: Sequence[FileResult], rules: dict[str, Rule], config: Config | None = None) -> str:
+    """SARIF for code scanning (bot.report.sarif). With ``config``, each file with findings is read again for
+    its repository-relative URI, fingerprints and fixes; without, the results alone are rendered."""
+    from bot.report import sarif as sarif_report
 
-
-def sarif(results: Sequence[FileResult], rules: dict[str, Rule]) -> str:
-    used = sorted({f.code for f in findings_of(results)} | set(rules))
-    index = {code: i for i, code in enumerate(used)}
-    page = links.rules_page()
-    run: dict[str, Any] = {
-        "tool": {
-            "driver": {
-                "name": "pg-bot",
-                "version": __version__,
-                "informationUri": page,
-                "rules": [
-                    {
-                        "id": code,
-                        "name": rules[code].name,
-                        "shortDescription": {"text": rules[code].summary},
-                        "fullDescription": {"text": rules[code].why},
-                        "help": {"text": f"{rules[code].why}\n\nFix: {rules[code].fix}",
-                                 "markdown": f"{rules[code].why}\n\n**Fix:** {rules[code].fix}"},
-                        "helpUri": links.rule_url(code, page),
-                    }
-                    for code in used
-                ],
-            }
-        },
-        "results": [
-            {
-                "ruleId": f.code,
-                "ruleIndex": index[f.code],
-                "level": _SARIF_LEVEL[f.severity],
-                "message": {"text": f.message},
-                "locations": [
-                    {
-                        "physicalLocation": {
-                            "artifactLocation": {"uri": _uri(f.path), "uriBaseId": "%SRCROOT%"},
-                            "region": {
-                                "startLine": f.span.line,
-                                "startColumn": f.span.col + 1,
-                                "endLine": f.span.end_line,
-                                "endColumn": f.span.end_col + 1,
-                            },
-                        }
-                    }
-                ],
-                "partialFingerprints": {"pgBot/v1": _fingerprint(f)},
-            }
-            for f in findings_of(results)
-        ],
-        "invocations": [
-            {
-                "executionSuccessful": True,
-                "toolExecutionNotifications": [
-                    {
-                        "level": "warning",
-                        "message": {"text": f"could not analyse: {r.error.message}"},
-                        "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(r.path)}}}],
-                    }
-                    for r in results
-                    if r.error
-                ],
-            }
-        ],
-    }
-    doc = {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [run],
-    }
-    return json_text(json.dumps(doc, indent=2))
-
-
-def _uri(path: str) -> str:
-    """A relative URI reference for a path (SARIF wants URIs): `#`, `?`, `%`, spaces and control characters
-    percent-encoded, so a name can neither add a fragment nor break the line it is printed on."""
-    return quote(path, safe="/", errors="surrogateescape")
-
-
-def _fingerprint(f: Finding) -> str:
-    """Stable across line moves: rule, file, function and the group, not the line number."""
-    return f"{f.code}:{f.path}:{f.function or '<module>'}:{f.group or ''}:{f.kind}"
+    return sarif_report.render(results, rules, sarif_report.gather(results, config) if config is not None else None)
 
 
 def github(results: Sequence[FileResult]) -> str:

@@ -1,8 +1,9 @@
 """Plan and post one PR review: pure planning over findings, suggestions and the comments already on the PR,
 then a poster that turns the plan into a bounded number of requests (one review create, however many findings).
 
-Every inline comment starts with ``<!-- pg-bot:finding CODE path fingerprint -->``. The fingerprint hashes what
-the finding is (rule, file, function, group, the flagged text, its occurrence) and not its line number, so a rerun
+Every inline comment starts with ``<!-- pg-bot:finding CODE path fingerprint -->``. The fingerprint
+(``bot.fingerprint``, the same one SARIF gives code scanning) hashes what the finding is (rule, file, function,
+group, the flagged text, its occurrence) and not its line number, so a rerun
 or a push that only moves code recognises the comment already made; a comment whose finding is gone is edited to
 say so (``... resolved -->``), and one GitHub marks outdated while its finding lives on is superseded by a new one.
 
@@ -26,12 +27,14 @@ from typing import Any, Protocol
 from bot import links
 from bot.analyze import RULES
 from bot.diff import FileChange, LineMap
+from bot.fingerprint import fingerprints
 from bot.fix import Suggestion
 from bot.github import Comment, GitHubError
-from bot.model import FileError, FileResult, Finding, Span
+from bot.model import Confidence, FileError, FileResult, Finding, Span
 from bot.report.markdown import code_block, prose
 
 SUMMARY_MARKER = "<!-- pg-bot:summary -->"
+SUMMARY_WHEN_FINDINGS, SUMMARY_ALWAYS = "when-findings", "always"  # rules.yaml `review.summary`
 _FINDING_MARKER = re.compile(
     r"<!-- pg-bot:finding (?P<code>PG\d+) (?P<path>\S+) (?P<fp>[0-9a-f]{12})(?: (?P<state>resolved|superseded))? -->"
 )
@@ -86,6 +89,8 @@ class ReviewPlan:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
     resolved_before: int = 0  # comments an earlier run already marked resolved
+    notes: list[Item] = field(default_factory=list)  # medium-confidence findings on added lines: summary notes only
+    summary_mode: str = SUMMARY_WHEN_FINDINGS  # rules.yaml `review.summary`
 
     @property
     def comments(self) -> list[dict[str, Any]]:
@@ -94,6 +99,20 @@ class ReviewPlan:
 
     def count(self, why: str) -> int:
         return sum(1 for e in self.edits if e[2] == why)
+
+    def has_findings(self, outcome: Outcome) -> bool:
+        """Whether the PR adds findings (inline or not, medium-confidence notes included) or has a Python file that
+        could not be analysed (a silent pass would hide it): what the full summary is for."""
+        return bool(self.new or self.already or self.to_summary or self.notes or outcome.rejected or self.errors)
+
+    def summary_action(self, outcome: Outcome) -> str:
+        """``post``: create the sticky summary, or edit it in place; ``update``: only edit one an earlier run
+        posted, never create one. Posted when the PR adds findings, when this run resolved earlier ones, and with
+        ``review.summary: always`` on any PR that changes a Python file."""
+        if self.has_findings(outcome) or self.count("resolved"):
+            return "post"
+        touches_python = bool(self.analysed or self.errors)
+        return "post" if self.summary_mode == SUMMARY_ALWAYS and touches_python else "update"
 
 
 def marker(code: str, path: str, fingerprint: str, state: str | None = None) -> str:
@@ -107,20 +126,6 @@ def parse_marker(body: str) -> tuple[tuple[str, str, str], str | None] | None:
     if m is None:
         return None
     return (m["code"], urllib.parse.unquote(m["path"]), m["fp"]), m["state"]
-
-
-def fingerprints(source: str, findings: Sequence[Finding]) -> list[str]:
-    """Line-independent identities: the same finding keeps its fingerprint when code above it moves."""
-    lines = LineMap(source)  # the findings' lines are Python's
-    seen: dict[str, int] = {}
-    out = []
-    for f in findings:
-        last = min(f.span.end_line, lines.python_line_count)
-        text = " ".join(" ".join(lines.python_line(n) for n in range(f.span.line, last + 1)).split())
-        base = "|".join((f.code, f.path, f.function or "", f.group or "", text))
-        seen[base] = seen.get(base, 0) + 1
-        out.append(hashlib.sha1(f"{base}|{seen[base]}".encode()).hexdigest()[:12])
-    return out
 
 
 def rule_link(code: str) -> str:
@@ -193,7 +198,7 @@ def suggestion_to_git(lines: LineMap, s: Suggestion) -> Suggestion:
     if before or after or last - first != s.end_line - s.start_line:
         note = (f"{note}. " if note else "") + ("It also ends these lines with a newline instead of a lone carriage "
                                                 "return (the same code to Python)")
-    return Suggestion(first, last, text, s.safe, note)
+    return replace(s, start_line=first, end_line=last, text=text, note=note)
 
 
 def trusted(comments: Sequence[Comment], me: str | None) -> list[Comment]:
@@ -203,10 +208,11 @@ def trusted(comments: Sequence[Comment], me: str | None) -> list[Comment]:
 
 
 def plan_review(files: Sequence[AnalyzedFile], existing: Sequence[Comment], head_sha: str,
-                suggest: Suggest, *, me: str | None = None) -> ReviewPlan:
+                suggest: Suggest, *, me: str | None = None, summary: str = SUMMARY_WHEN_FINDINGS) -> ReviewPlan:
     """What to post. ``existing``: the PR's review comments; only those by ``me`` that start with a finding
-    marker are taken for pg-bot's own (found again, edited, resolved)."""
-    plan = ReviewPlan(head_sha=head_sha)
+    marker are taken for pg-bot's own (found again, edited, resolved). Only high-confidence findings are
+    commented inline; medium ones become notes of the summary. ``summary``: rules.yaml ``review.summary``."""
+    plan = ReviewPlan(head_sha=head_sha, summary_mode=summary)
     live: dict[tuple[str, str, str], list[Comment]] = {}
     for c in trusted(existing, me):
         parsed = parse_marker(c.body)
@@ -227,16 +233,20 @@ def plan_review(files: Sequence[AnalyzedFile], existing: Sequence[Comment], head
         plan.analysed.append(path)
         findings = af.result.findings
         lines = LineMap(af.source)
-        for original, fp in zip(findings, fingerprints(af.source, findings), strict=True):
+        for original, fp in zip(findings, fingerprints(findings, af.source), strict=True):
             key = (original.code, original.path, fp)
             current.add(key)
             f = finding_to_git(lines, original)
             if not _touches_added(f, af.change):
                 plan.pre_existing.append(f)
                 continue
-            held = [c for c in live.get(key, []) if c.line is not None]
             s = suggest(af.source, original)  # the fixer numbers lines as Python does
-            item = _place(f, fp, None if s is None else suggestion_to_git(lines, s), af.change)
+            git_s = None if s is None else suggestion_to_git(lines, s)
+            if f.confidence is not Confidence.HIGH:  # a note with its evidence; a comment it once had stays
+                plan.notes.append(Item(f, fp, git_s, reason=f"{f.confidence.value} confidence"))
+                continue
+            held = [c for c in live.get(key, []) if c.line is not None]
+            item = _place(f, fp, git_s, af.change)
             if held:
                 plan.already.append(item)
                 if item.line is not None:
@@ -278,6 +288,10 @@ class ReviewAPI(Protocol):  # the part of bot.github.GitHubClient the poster use
 
     def upsert_marked_comment(self, n: int, marker: str, body: str) -> int: ...
 
+    def list_issue_comments(self, n: int) -> list[Comment]: ...
+
+    def is_own(self, comment: Comment) -> bool: ...
+
 
 @dataclass
 class Outcome:
@@ -293,13 +307,21 @@ def review_body(plan: ReviewPlan, items: Sequence[Item]) -> str:
     count = len(items)
     digest = hashlib.sha1("".join(i.marker for i in items).encode()).hexdigest()[:12]
     s = "" if count == 1 else "s"
+    suggested = sum(1 for i in items if i.suggestion is not None)
+    if suggested == count:
+        each = "each comment has a suggested rewrite and a link to the rule"
+    elif suggested == 0:
+        each = "each comment links to the rule; none of these has an automatic rewrite"
+    else:
+        each = f"{suggested} of the comments have a suggested rewrite, and each links to the rule"
     return (f"<!-- pg-bot:review {plan.head_sha} {digest} -->\npg-bot found {count} process-group guard finding{s} "
-            f"on lines this pull request adds; each comment has a suggestion and a link to the rule. "
-            "Counts, the fix command and anything that could not be commented are in the pg-bot summary comment.")
+            f"on lines this pull request adds; {each}. "
+            "Counts, the fix commands and anything that could not be commented are in the pg-bot summary comment.")
 
 
 def post(client: ReviewAPI, n: int, plan: ReviewPlan, render_summary: Callable[[ReviewPlan, Outcome], str]) -> Outcome:
-    """One review (only when there is something new to say), the edits, then the sticky summary.
+    """One review (only when there is something new to say), the edits, then the sticky summary: posted or
+    edited when ``plan.summary_action`` says so, else only an existing one is edited (never a new one).
 
     On a 422 (a line GitHub will not take) the review is retried once with single-line comments, then the
     findings go to the summary instead: never lost, and the number of requests stays bounded."""
@@ -320,8 +342,14 @@ def post(client: ReviewAPI, n: int, plan: ReviewPlan, render_summary: Callable[[
         outcome.rejected = [_rejected(i) for i in items]
     for comment_id, body, _why in plan.edits:
         client.edit_review_comment(comment_id, body)
-    outcome.summary_id = client.upsert_marked_comment(n, SUMMARY_MARKER, render_summary(plan, outcome))
+    if plan.summary_action(outcome) == "post" or _has_summary(client, n):
+        outcome.summary_id = client.upsert_marked_comment(n, SUMMARY_MARKER, render_summary(plan, outcome))
     return outcome
+
+
+def _has_summary(client: ReviewAPI, n: int) -> bool:
+    """Whether pg-bot's own summary is on #n already (then it is kept current rather than left stale)."""
+    return any(c.body.startswith(SUMMARY_MARKER) and client.is_own(c) for c in client.list_issue_comments(n))
 
 
 def _single_line(item: Item) -> Item:

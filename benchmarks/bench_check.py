@@ -324,12 +324,15 @@ def build_tools(args: argparse.Namespace, target: Path) -> list[Tool]:
     tools = []
     if "pg-bot" in args.tools:
         pg_bot = find_pg_bot(args.pg_bot)
+        # Bytecode caching on, as for an installed package (pip compiles it): with PYTHONDONTWRITEBYTECODE
+        # set and an editable install, every run would recompile pg-bot's modules, which no user pays.
+        env = {"PYTHONDONTWRITEBYTECODE": ""}
         tools.append(Tool("pg-bot", [pg_bot, "check", str(target), "--format", "json"],
-                          frozenset({0, 1}), count_pg_bot))
+                          frozenset({0, 1}), count_pg_bot, env))
         single = one_file(target, args.one_file)
         if single is not None:
             tools.append(Tool(ONE_FILE_TOOL, [pg_bot, "check", str(single), "--format", "json"],
-                              frozenset({0, 1}), count_pg_bot))
+                              frozenset({0, 1}), count_pg_bot, env))
     if "semgrep" in args.tools:
         semgrep = ensure_semgrep(args.semgrep, Path(args.semgrep_venv), args.semgrep_version)
         argv = [str(semgrep), "scan", "--config", str(args.rules), "--metrics=off", "--disable-version-check",

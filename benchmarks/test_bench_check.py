@@ -185,6 +185,7 @@ def _fake_tools(tmp_path: Path, log: Path, ast_grep_out: str = "[{}, {}]") -> di
 
     return {
         "pg-bot": fake("pg-bot", """
+            assert not sys.flags.dont_write_bytecode  # measured as installed, with its bytecode cached
             path = sys.argv[2]
             print(json.dumps({"findings": [{}] * (1 if path.endswith(".py") else 4), "errors": []}))
             sys.exit(1)
@@ -209,7 +210,9 @@ def _target(tmp_path: Path) -> Path:
     return target
 
 
-def test_main_measures_all_tools_interleaved(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_main_measures_all_tools_interleaved(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
     log = tmp_path / "calls.log"
     fakes = _fake_tools(tmp_path, log)
     target = _target(tmp_path)

@@ -68,6 +68,7 @@ class Run:
     sys: float
     returncode: int
     findings: int | None
+    load: float = 0.0  # 1-minute load average when the run started: other work on the machine skews it
 
     @property
     def cpu(self) -> float:
@@ -201,6 +202,7 @@ def measure(tool: Tool, timeout: float) -> tuple[Run, str, str]:
     _become_subreaper()
     deadline = time.monotonic() + timeout
     # Files, not pipes: a chatty child must never block on a full pipe while we sit in wait4.
+    load = os.getloadavg()[0]
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
@@ -217,7 +219,7 @@ def measure(tool: Tool, timeout: float) -> tuple[Run, str, str]:
         err.seek(0)
         stdout, stderr = out.read(), err.read()
     run = Run(tool.name, wall, after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime,
-              proc.returncode, tool.count(stdout))
+              proc.returncode, tool.count(stdout), load)
     return run, stdout, stderr
 
 
@@ -364,7 +366,7 @@ def run_all(tools: Sequence[Tool], runs: int, warmup: int, timeout: float) -> di
                                  f"stdout: {stdout[:300]!r}\n{tail}")
             label = "warm-up" if i < warmup else f"run {i - warmup + 1}/{runs}"
             print(f"{tool.name:13} {label:10} wall {run.wall:6.2f}s  cpu {run.cpu:6.2f}s  "
-                  f"findings {run.findings}", file=sys.stderr)
+                  f"findings {run.findings}  load {run.load:.2f}", file=sys.stderr)
             if i >= warmup:
                 results[tool.name].append(run)
     return results

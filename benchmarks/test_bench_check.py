@@ -231,6 +231,7 @@ def test_main_measures_all_tools_interleaved(tmp_path: Path, capsys: pytest.Capt
     assert str(bc.DEFAULT_AST_GREP_CONFIG) in data["argv"]["ast-grep"]
     assert {"semgrep_cpu_over_pg_bot", "pg_bot_wall_over_ast_grep", "one_file_wall"} <= data["ratios"].keys()
     assert len(data["load_average"]) == 2
+    assert all(r["load"] >= 0 for runs in data["runs"].values() for r in runs)
     printed = capsys.readouterr().out
     assert "semgrep / pg-bot: CPU" in printed and "pg-bot / ast-grep: wall" in printed
     assert "pg-bot on one file" in printed

@@ -239,10 +239,8 @@ class ModuleEnv:
                 if _WORLD_DOC.search(line) and not _ABSENT_DOC.search(line):
                     return True
             scope = scope.parent
-        region = function.klass if function is not None and function.klass is not None else None
-        if region is None and function is not None:
-            region = self.class_of(function).node if self.class_of(function) is not None else None  # type: ignore[union-attr]
-        node: ast.AST | None = region or (function.node if function is not None else None)
+        klass = self.class_of(function) if function is not None else None
+        node: ast.AST | None = klass.node if klass is not None else (function.node if function is not None else None)
         if node is None:
             return False
         start, end = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]

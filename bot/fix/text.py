@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from bot.analyze.rules.base import code_span
 from bot.model import Span
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
@@ -32,11 +33,9 @@ def newline_of(source: str) -> str:
     return match.group(0) if match else "\n"
 
 
-def code(text: str) -> str:
-    """Inline Markdown code that no backtick inside ``text`` can close (notes quote PR code into reviews)."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{'`' * (longest + 1)}{pad}{text}{pad}{'`' * (longest + 1)}"
+# Inline code that no backtick inside can close (notes quote PR code into reviews): the analyzer's messages
+# and the fixer's notes spell code the same way.
+code = code_span
 
 
 def error_text(exc: BaseException) -> str:

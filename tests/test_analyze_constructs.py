@@ -99,6 +99,20 @@ CASES = [
          if tp_group is not None:
              dist.all_reduce(t, group=tp_group)
      """, [("PG105", 5), ("PG103", 7)]),
+    ("narrow: truthiness of a group a call returned", """
+     def f(t, model):
+         group = model.get_tp_group()
+         if group:
+             dist.all_reduce(t, group=group)
+     """, [("PG103", 3)]),
+    ("narrow: a flag from a local predicate stays a flag", """
+     def _active(g):
+         return g is not None and dist.get_world_size(g) > 1
+     def f(t, g=None):
+         on = _active(g)
+         if on:
+             dist.all_reduce(t, group=g)
+     """, [("PG107", 1)]),
     # ---------------------------------------------------------------- rebinding
     ("rebind: g = g or world", """
      def f(t, group=None):

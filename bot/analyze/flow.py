@@ -346,7 +346,7 @@ class Walker:
         # Read the value in the state before the target is killed: `g = g or WORLD` reads the old g.
         null, copied, world = self.value_null(value, s)
         term = self.term(value, s)
-        flag = value if _is_guard_like(value) else None
+        flag = value if self.guard_like(value) else None
         alias = self.canon(value, s) if isinstance(value, (ast.Name, ast.Attribute)) else None
         self.kill(s, text)
         if isinstance(term, SizeOf):
@@ -652,6 +652,26 @@ class Walker:
                 out.aliases[name] = old
         return out
 
+    def guard_like(self, value: ast.expr, depth: int = 0) -> bool:
+        """A boolean built from None tests, size comparisons, the predicate or a local predicate: worth keeping
+        as a flag. Any other call (`g = get_group()`) is a value, so a later `if g:` is a None test of g."""
+        for node in _walk_bool(value):
+            if none_test(node) is not None or size_compare(node) is not None:
+                return True
+            if isinstance(node, ast.Call) and (self.ctx.is_predicate(node) or self._local_predicate(node, depth)):
+                return True
+        return False
+
+    def _local_predicate(self, call: ast.Call, depth: int) -> bool:
+        if depth >= 3:
+            return False
+        lam = self.env.lambda_of(call, self.function)
+        if lam is not None:
+            return self.guard_like(lam.body, depth + 1)
+        callee = self.env.callee(call, self.function)
+        body = _single_return(callee.node) if callee is not None else None
+        return body is not None and self.guard_like(body, depth + 1)
+
     # ================================================================ expressions
 
     def expr(self, node: ast.expr, s: State, stmt: ast.stmt) -> None:
@@ -867,14 +887,6 @@ def _bind(params: list[str], call: ast.Call, s: State, w: Walker) -> dict[str, s
             if key is not None:
                 binding[kw.arg] = key
     return binding
-
-
-def _is_guard_like(value: ast.expr) -> bool:
-    """A boolean built from None tests, size comparisons or the predicate: worth keeping as a flag."""
-    for node in _walk_bool(value):
-        if none_test(node) is not None or size_compare(node) is not None or isinstance(node, ast.Call):
-            return True
-    return False
 
 
 def _walk_bool(node: ast.expr) -> Iterator[ast.expr]:

@@ -16,6 +16,7 @@ from bot.analyze.context import Context
 from bot.analyze.module import analyze_module
 from bot.analyze.names import Names, package_of
 from bot.analyze.rules import MODULES, RULES, Reporter
+from bot.analyze.scan import Words, first_word_hit, led
 
 __all__ = ["RULES", "analyze_paths", "analyze_source"]  # the file walk and project root: bot.files
 from bot.analyze.source import UnreadableSource, parse
@@ -27,30 +28,28 @@ from bot.model import FileError, FileResult, Finding
 
 class _Prefilter:
     """Cheap text tests that decide whether a file is worth parsing: it must name a comm module (or the
-    predicate's module) and mention a world-size call, a collective or the predicate."""
+    predicate's module) and mention a world-size call, a collective or the predicate. Every pattern is
+    literal-led (bot.analyze.scan): most files are read only by fast string searches."""
 
     def __init__(self, config: Config) -> None:
-        words = sorted({"get_world_size", config.predicate_function, *config.collectives})
-        alternation = "|".join(map(re.escape, words))
-        self.words = re.compile(rf"\b(?:{alternation})\b")
-        self._words_bytes = re.compile(rf"\b(?:{alternation})\b".encode())
-        spellings = []
+        self.words = Words({"get_world_size", config.predicate_function, *config.collectives})
+        modules = []
         for module in (*config.comm_modules, f"{config.predicate_module}.{config.predicate_name}"):
-            spellings.append(re.escape(module))
+            modules.append(led(re.escape(module)))
             parent, _, leaf = module.rpartition(".")
             if parent:  # `from deepspeed import comm`
-                spellings.append(rf"from\s+{re.escape(parent)}\s+import\b[^\n]*\b{re.escape(leaf)}\b")
-        self._modules = re.compile("|".join(spellings).encode())
+                modules.append(led(rf"from\s+{re.escape(parent)}\s+import\b[^\n]*\b{re.escape(leaf)}\b"))
+        self._modules = modules
         # Every rule needs one of these: a sized get_world_size, a `group=` argument, a `.contiguous()` argument,
         # or the predicate (counted as migrated); a renamed import (`get_world_size as ws`) keeps the file too.
         fn = re.escape(config.predicate_function)
+        self._needs = [led(r"get_world_size\(\s*[^)\s]"), led(r"\.contiguous\(\)"), led(r"get_world_size\s+as\b")]
+        self._needs_words = [led(r"group\s*="), led(rf"{fn}\s*\("), led(rf"{fn}\s+as\b"), led(r"barrier\(\s*\w")]
+        # a group passed positionally: a collective called with three or more arguments (last: the only
+        # pattern that is not literal-led, reached only by files that passed every other test)
         collectives = "|".join(map(re.escape, sorted(config.collectives)))
-        self._needs = re.compile(
-            rb"get_world_size\(\s*[^)\s]|\bgroup\s*=|\.contiguous\(\)|get_world_size\s+as\b|"
-            + rf"\b{fn}\s*\(|\b{fn}\s+as\b|".encode()
-            # a group passed positionally: a collective called with three or more arguments, or barrier(g)
-            + rf"\b(?:{collectives})\s*\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*,[^()\n]*,|\bbarrier\(\s*\w".encode()
-        )
+        self._positional = re.compile(
+            rf"\b(?:{collectives})\s*\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*,[^()\n]*,".encode())
 
     def wanted(self, source: str | bytes) -> bool:
         # On bytes, so a file that is skipped is never decoded; a file with NUL bytes goes on to be reported.
@@ -58,9 +57,11 @@ class _Prefilter:
         if b"\0" in data:
             return True
         return (
-            self._modules.search(data) is not None
-            and self._words_bytes.search(data) is not None
-            and self._needs.search(data) is not None
+            any(p[1].search(data) is not None for p in self._modules)
+            and self.words.search(data)
+            and (any(p[1].search(data) is not None for p in self._needs)
+                 or any(first_word_hit(p, data) for p in self._needs_words)
+                 or self._positional.search(data) is not None)
         )
 
 
@@ -92,7 +93,7 @@ def analyze_source(path: str, source: str | bytes, config: Config, *, project_pa
     names = Names.of(parsed.tree, package_of(project_path))
     renamed = _renamed_functions(names, config)
     if renamed:  # `from torch.distributed import get_world_size as ws`: lines calling `ws` matter too
-        parsed.hot_lines = parsed.lines_matching(re.compile(rf"{prefilter.words.pattern}|\b(?:{'|'.join(renamed)})\b"))
+        parsed.hot_lines = parsed.lines_at((prefilter.words | renamed).offsets(parsed.text))
     ctx = Context(path, parsed, names, config)
     try:
         module = analyze_module(ctx)
@@ -109,7 +110,7 @@ def analyze_source(path: str, source: str | bytes, config: Config, *, project_pa
 def _renamed_functions(names: Names, config: Config) -> list[str]:
     modules = {*config.comm_modules, f"{config.predicate_module}.{config.predicate_name}"}
     return sorted(
-        re.escape(local)
+        local
         for local, target in names.aliases.items()
         if target.rpartition(".")[0] in modules and local != target.rpartition(".")[2]
     )

@@ -15,10 +15,13 @@ from dataclasses import dataclass, field
 from bot.analyze.context import Context
 from bot.analyze.env import FunctionInfo, ModuleEnv
 from bot.analyze.flow import Sites, Summary, Walker
+from bot.analyze.scan import word_before
 from bot.analyze.source import ParsedSource
 from bot.analyze.terms import SizeOf, SizeTerm
 
-_GROUP_ARG = re.compile(r"\bgroup\s*=\s*([A-Za-z_][\w.]*)|get_world_size\(\s*(?:group\s*=\s*)?([A-Za-z_][\w.]*)")
+# literal-led (see bot.analyze.scan): `group=g` (a whole word) and `get_world_size(g)` / `(group=g)`
+_GROUP_KWARG = re.compile(r"group\s*=\s*([A-Za-z_][\w.]*)")
+_SIZE_ARG = re.compile(r"get_world_size\(\s*(?:group\s*=\s*)?([A-Za-z_][\w.]*)")
 
 
 @dataclass
@@ -35,7 +38,7 @@ def analyze_module(ctx: Context) -> ModuleFacts:
     sites = Sites()
     facts = ModuleFacts(ctx, env, sites)
     source = ctx.source
-    group_keys = frozenset(m.group(1) or m.group(2) for m in _GROUP_ARG.finditer(source.text))
+    group_keys = _group_keys(source.text)
     facts.group_keys = group_keys
     summaries: dict[int, Summary] = {}
 
@@ -100,6 +103,12 @@ def analyze_module(ctx: Context) -> ModuleFacts:
     return facts
 
 
+def _group_keys(text: str) -> frozenset[str]:
+    keys = {m.group(1) for m in _GROUP_KWARG.finditer(text) if not word_before(text, m.start())}
+    keys.update(m.group(1) for m in _SIZE_ARG.finditer(text))
+    return frozenset(keys)
+
+
 def _interesting_lines(env: ModuleEnv, source: ParsedSource) -> list[int]:
     """Hot lines (a collective, a world-size query, the predicate) plus the lines that call a function which
     contains one, transitively (a few levels): only functions touching these are walked."""
@@ -118,8 +127,7 @@ def _interesting_lines(env: ModuleEnv, source: ParsedSource) -> list[int]:
         if not new:
             break
         names |= new
-        pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\s*\(")
-        lines |= set(source.lines_matching(pattern))
+        lines |= source.call_lines(new)
     return sorted(lines)
 
 

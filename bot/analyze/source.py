@@ -11,9 +11,10 @@ import bisect
 import io
 import re
 import tokenize
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from bot.analyze.scan import Words
 from bot.model import Span
 
 _IGNORE = re.compile(r"#\s*pg-bot:\s*ignore(?:\[(?P<codes>[A-Za-z0-9_,\s]+)\])?(?P<reason>.*)$")
@@ -36,12 +37,45 @@ class ParsedSource:
     hot_lines: list[int] = field(default_factory=list)
 
     _ends: list[int] | None = None
+    _calls: dict[str, list[int]] | None = None  # called name -> offsets of `name(` / `x.name(`
 
     def lines_matching(self, pattern: re.Pattern[str]) -> list[int]:
         """1-based numbers of the lines where ``pattern`` matches (line ends as ast counts them)."""
+        return self.lines_at(m.start() for m in pattern.finditer(self.text))
+
+    def lines_at(self, offsets: Iterable[int]) -> list[int]:
+        """Sorted distinct 1-based line numbers of sorted text offsets."""
+        ends = self._line_ends()
+        found: list[int] = []
+        for offset in offsets:
+            line = bisect.bisect_right(ends, offset) + 1
+            if not found or found[-1] != line:
+                found.append(line)
+        return found
+
+    def call_lines(self, names: set[str]) -> set[int]:
+        """Lines that call one of ``names`` (`f(`, `self.f(`; `Fn.apply` only as `Fn.apply(`). The file's calls
+        are indexed once: one alternation of every name per helper level scanned the whole text each time."""
+        if self._calls is None:
+            self._calls = {}
+            for m in _CALL.finditer(self.text):
+                self._calls.setdefault(m.group(1), []).append(m.start(1))
+        ends = self._line_ends()
+        out: set[int] = set()
+        for name in names:
+            owner, _, leaf = name.rpartition(".")
+            for offset in self._calls.get(leaf, ()):
+                if owner:
+                    start = offset - len(owner) - 1
+                    if not self.text.endswith(f"{owner}.", 0, offset) or (start > 0 and _WORD.match(self.text, start - 1)):
+                        continue
+                out.add(bisect.bisect_right(ends, offset) + 1)
+        return out
+
+    def _line_ends(self) -> list[int]:
         if self._ends is None:
             self._ends = [m.end() for m in _NEWLINE.finditer(self.text)]
-        return _lines_of(self._ends, pattern.finditer(self.text))
+        return self._ends
 
     def hot(self, node: ast.stmt) -> bool:
         i = bisect.bisect_left(self.hot_lines, node.lineno)
@@ -96,7 +130,7 @@ def decode(data: str | bytes) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
-def parse(data: str | bytes, hot: re.Pattern[str] | None = None) -> ParsedSource:
+def parse(data: str | bytes, hot: Words | None = None) -> ParsedSource:
     text = decode(data)
     try:
         tree = ast.parse(text)
@@ -109,20 +143,13 @@ def parse(data: str | bytes, hot: re.Pattern[str] | None = None) -> ParsedSource
         raise UnreadableSource(f"cannot parse: {exc}") from exc
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")  # as ast counts lines
     parsed = ParsedSource(text=text, tree=tree, lines=lines, ignores=_ignores(lines))
-    parsed.hot_lines = list(range(1, len(lines) + 1)) if hot is None else parsed.lines_matching(hot)
+    parsed.hot_lines = list(range(1, len(lines) + 1)) if hot is None else parsed.lines_at(hot.offsets(text))
     return parsed
 
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")  # the line ends ast counts
-
-
-def _lines_of(ends: list[int], matches: Iterator[re.Match[str]]) -> list[int]:
-    found: list[int] = []
-    for match in matches:
-        line = bisect.bisect_right(ends, match.start()) + 1
-        if not found or found[-1] != line:
-            found.append(line)
-    return found
+_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+_WORD = re.compile(r"\w")
 
 
 _COMPOUND = (

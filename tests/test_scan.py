@@ -1,0 +1,39 @@
+"""The literal-led word scans find exactly what the `\\b(?:a|b)\\b` alternations they replace find."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bot.analyze.scan import Words, first_word_hit, led
+
+WORDS = ["reduce", "all_reduce", "reduce_scatter", "get_world_size", "barrier", "é"]
+ALTERNATION = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(WORDS, key=len, reverse=True))) + r")\b")
+# short pieces that make boundaries interesting: parts of words, word characters, separators, non-ASCII
+PIECES = st.sampled_from(["reduce", "all_", "_scatter", "get_world_size", "barrier", "x", "_", "1", ".", "(",
+                          " ", "\n", "é", "ß", "dist.", "é"])
+
+
+@given(st.lists(PIECES, max_size=12).map("".join))
+def test_offsets_are_the_alternations_matches(text: str) -> None:
+    assert Words(WORDS).offsets(text) == [m.start() for m in ALTERNATION.finditer(text)]
+
+
+@given(st.lists(PIECES, max_size=12).map("".join))
+def test_search_on_text_and_bytes_agrees_with_the_alternation(text: str) -> None:
+    ascii_words = Words([w for w in WORDS if w.isascii()])
+    expected = re.search(r"\b(?:" + "|".join(ascii_words.words) + r")\b", text, re.ASCII) is not None
+    assert ascii_words.search(text.encode()) == expected
+
+
+def test_union_adds_words() -> None:
+    assert (Words(["a"]) | ["b"]).offsets("a b ab") == [0, 2]
+
+
+def test_first_word_hit_needs_a_boundary_in_front() -> None:
+    group = led(r"group\s*=")
+    assert not first_word_hit(group, "f(process_group=g)")
+    assert first_word_hit(group, "f(process_group=g, group = h)")
+    assert first_word_hit(group, b"f(group=g)")

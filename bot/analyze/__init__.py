@@ -6,9 +6,11 @@ library's `ast` (LibCST is only needed to rewrite, in the fixer).
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -134,6 +136,26 @@ def analyze_paths(
     cannot be listed) comes back with ``error`` set. Files that pass the prefilter are parsed on ``jobs``
     processes (default: one per core, forked, when there are enough of them to pay for it); the rest never
     leave this process."""
+    with _fewer_collections():
+        yield from _analyze_paths(paths, config, relative_to, jobs)
+
+
+@contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """Parsing makes many objects and few cycles: at the default thresholds the cyclic collector runs
+    thousands of times and costs about a tenth of the run. Raised for the run (and its forked workers),
+    restored after."""
+    before = gc.get_threshold()
+    gc.set_threshold(100_000, 50, 100)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+
+
+def _analyze_paths(
+    paths: Iterable[Path | SourcePath], config: Config, relative_to: Path | None, jobs: int | None
+) -> Iterator[FileResult]:
     prefilter = _prefilter_for(config)
     pending: list[tuple[int, str, bytes, str]] = []
     results: dict[int, FileResult] = {}

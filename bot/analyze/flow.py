@@ -357,7 +357,12 @@ class Walker:
             s.sizes[text] = term
         if flag is not None:
             s.flags[text] = flag
-        s.groups[text] = copied if copied is not None else Facts(null)  # the origin no longer applies
+        if copied is not None:
+            s.groups[text] = copied
+        elif null != Null.UNKNOWN or self.env.origin(text, self.function) != Null.UNKNOWN:
+            s.groups[text] = Facts(null)  # the origin no longer applies
+        # else: what `facts` answers for an absent key; most locals never hold a group, and every state copy
+        # and join pays for each key kept
         if world:
             s.world = s.world | {text}
         if alias is not None and alias != text:

@@ -266,6 +266,76 @@ CASES = [
          if dist.get_world_size(group=mpu.get_model_parallel_group()) > 1:
              dist.all_reduce(t, group=mpu.get_model_parallel_group())
      """, []),
+    ("size: a None-safe local size alone is the whole guard (early exit)", """
+     def f(t, g=None):
+         n = dist.get_world_size(g) if g is not None else 1
+         if n == 1:
+             return t
+         dist.all_reduce(t, group=g)
+     """, [("PG102", 3)]),
+    ("size: a None-safe size cached in the constructor, tested alone", """
+     class L:
+         def __init__(self, mp_group=None):
+             self.mp_group = mp_group
+             self.mp_n = dist.get_world_size(mp_group) if mp_group is not None else 1
+         def forward(self, t):
+             if self.mp_n > 1:
+                 dist.all_reduce(t, group=self.mp_group)
+     """, [("PG101", 6)]),
+    ("size: default 1 in __init__, set under a None test in a setup method", """
+     class Opt:
+         def __init__(self):
+             self.row_n = 1
+         def attach(self, row_pg=None):
+             self.row_pg = row_pg
+             if row_pg is not None:
+                 self.row_n = dist.get_world_size(row_pg)
+         def step(self, t):
+             if self.row_n > 1:
+                 dist.all_reduce(t, group=self.row_pg)
+     """, [("PG101", 9)]),
+    ("size: a flag attribute over a None-safe size", """
+     class Proj:
+         def __init__(self):
+             self.rep_n = 1
+         def attach(self, rep_pg=None, shard=False):
+             self.rep_pg = rep_pg
+             if rep_pg is not None:
+                 self.rep_n = dist.get_world_size(rep_pg)
+             self.sharded = shard and self.rep_n > 1
+         def gather(self, bufs, t):
+             if self.sharded:
+                 dist.all_gather(bufs, t, group=self.rep_pg)
+     """, [("PG101", 8)]),
+    ("size: a default above 1 does not make the size None-safe", """
+     class Opt:
+         def __init__(self):
+             self.row_n = 2
+         def attach(self, row_pg=None):
+             self.row_pg = row_pg
+             if row_pg is not None:
+                 self.row_n = dist.get_world_size(row_pg)
+         def step(self, t):
+             if self.row_n > 1:
+                 dist.all_reduce(t, group=self.row_pg)
+     """, [("PG105", 10)]),  # not a guard: an optional group that is checked before its size elsewhere
+    ("size: another method assigns an unknown value", """
+     class Opt:
+         def __init__(self, n):
+             self.row_n = n
+         def attach(self, row_pg=None):
+             self.row_pg = row_pg
+             if row_pg is not None:
+                 self.row_n = dist.get_world_size(row_pg)
+         def step(self, t):
+             if self.row_n > 1:
+                 dist.all_reduce(t, group=self.row_pg)
+     """, [("PG105", 10)]),  # not a guard: an optional group that is checked before its size elsewhere
+    ("size: .size() of a possibly-None group is not a None-safe guard", """
+     def f(t, g=None):
+         if g.size() > 1:
+             dist.all_reduce(t, group=g)
+     """, []),
     # ---------------------------------------------------------------- guards however they are split
     ("guard: nested ifs", """
      def f(t, g=None):
@@ -368,6 +438,24 @@ CASES = [
      def f(t, group=None):
          dist.all_reduce(t, group=group)
      """, []),
+    ("which None: the same group's world size shapes the buffers", """
+     def f(t, g=None):
+         out = [t.clone() for _ in range(dist.get_world_size(g))]
+         dist.all_gather(out, t, group=g)
+         return out
+     def h(t, g=None):
+         if g is not None:
+             dist.all_reduce(t, group=g)
+     """, [("PG103", 6)]),
+    ("which None: a size used only in a test is no such evidence", """
+     def f(t, g=None):
+         if dist.get_world_size(g) > 1:
+             pass
+         dist.all_gather([t], t, group=g)
+     def h(t, g=None):
+         if g is not None:
+             dist.all_reduce(t, group=g)
+     """, [("PG105", 4), ("PG103", 6)]),
     # ---------------------------------------------------------------- across functions
     ("calls: helper guarded by all callers", """
      def _reduce(t, group):

@@ -192,6 +192,8 @@ class Walker:
         self.loops: list[tuple[list[State], list[State]]] = []  # (breaks, continues)
         self.exits: list[State] = []
         self.depth = 0
+        # every `self.x = ...` with what it holds there (filled when set: the class summary's second source)
+        self.attribute_sizes: list[tuple[str, SizeTerm | None]] | None = None
         klass = env.class_of(function) if function is not None else None
         self.summary = summaries.get(id(klass.node)) if klass is not None else None
 
@@ -355,6 +357,12 @@ class Walker:
             s.sizes[text] = replace(term, via=text)
         elif term is not None:
             s.sizes[text] = term
+        if self.attribute_sizes is not None and text.startswith("self."):
+            if isinstance(term, SizeOf) and not term.group.startswith("self."):
+                # `self.g = g` then `self.ws = ws(g)`: across methods only the attribute names the group
+                owner = next((a for a, b in s.same.items() if b == term.group and a.startswith("self.")), None)
+                term = SizeOf(owner, term.when_none) if owner is not None else None
+            self.attribute_sizes.append((text, term))
         if flag is not None:
             s.flags[text] = flag
         if copied is not None:

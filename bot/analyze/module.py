@@ -10,14 +10,16 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from bot.analyze.context import Context
 from bot.analyze.env import FunctionInfo, ModuleEnv
 from bot.analyze.flow import Sites, Summary, Walker
+from bot.analyze.names import dotted
 from bot.analyze.scan import word_before
 from bot.analyze.source import ParsedSource
-from bot.analyze.terms import SizeOf, SizeTerm
+from bot.analyze.terms import UNREACHABLE, Const, SizeOf, SizeTerm
 
 # literal-led (see bot.analyze.scan): `group=g` (a whole word) and `get_world_size(g)` / `(group=g)`
 _GROUP_KWARG = re.compile(r"group\s*=\s*([A-Za-z_][\w.]*)")
@@ -57,10 +59,13 @@ def analyze_module(ctx: Context) -> ModuleFacts:
     for class_id, methods in by_class.items():
         summary = Summary()
         summaries[class_id] = summary
+        assigned: list[tuple[str, SizeTerm | None]] = []
         for method in methods:
             if not _assigns_self(method.node, source.lines):
                 continue
-            end = Walker(env, method, sites, summaries, group_keys, lines).run()
+            walker = Walker(env, method, sites, summaries, group_keys, lines)
+            walker.attribute_sizes = assigned
+            end = walker.run()
             facts.walked.add(id(method.node))
             for key, term in end.sizes.items():
                 if key.startswith("self.") and isinstance(term, SizeOf) and not term.group.startswith("self."):
@@ -79,6 +84,16 @@ def analyze_module(ctx: Context) -> ModuleFacts:
             for key, flag in end.flags.items():
                 if key.startswith("self.") and _only_bound(flag, binding):
                     summary.flags[key] = (flag, binding)
+
+        if any(isinstance(t, SizeOf) for _, t in assigned):
+            walked = {id(m.node) for m in methods}
+            klass = env.classes[class_id]
+            for method in klass.methods.values():
+                if id(method.node) not in walked:
+                    assigned.extend(_plain_assignments(method))
+            for key, term in _assigned_sizes(assigned).items():
+                if not isinstance(summary.sizes.get(key), SizeOf):  # a constant end state is only __init__'s
+                    summary.sizes[key] = term
 
     # Subclasses in this file inherit what their bases cache.
     for info in env.classes.values():
@@ -151,6 +166,52 @@ def _looks_local(name: str, test: ast.expr) -> bool:
     # module names (`dist`, `torch`) are used as call targets or attribute bases; locals as plain values
     return not any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == name
                    for n in ast.walk(test))
+
+
+def _assigned_sizes(assigned: list[tuple[str, SizeTerm | None]]) -> dict[str, SizeOf]:
+    """Attributes whose every assignment, in any method and on any path, is a constant <= 1 or the world size
+    of one group taken where that group is present (`self.n = 1` in `__init__`, `self.n = ws(g)` under
+    `if g is not None:` in a setup method): a None-safe size of that group. End states miss these, since the
+    setup method's other path leaves the attribute as it was."""
+    merged: dict[str, SizeTerm | None] = {}
+    for key, term in assigned:
+        merged[key] = _combine(merged[key], term) if key in merged else term
+    return {k: SizeOf(t.group, t.when_none, k) for k, t in merged.items()
+            if isinstance(t, SizeOf) and t.none_safe and t.when_none != UNREACHABLE}
+
+
+def _plain_assignments(method: FunctionInfo) -> Iterator[tuple[str, SizeTerm | None]]:
+    """`self.x = ...` in a method that is not walked (it touches no collective or size): an int constant as
+    such, anything else as unknown."""
+    for node in ast.walk(method.node):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            value = node.value
+            for target in targets:
+                text = dotted(target)
+                if text is not None and text.startswith("self."):
+                    const = isinstance(value, ast.Constant) and type(value.value) is int and not isinstance(node, ast.AugAssign)
+                    yield text, Const(value.value) if const else None  # type: ignore[union-attr]
+
+
+def _combine(a: SizeTerm | None, b: SizeTerm | None) -> SizeTerm | None:
+    if a is None or b is None:
+        return None
+    if isinstance(a, Const) and isinstance(b, Const):
+        return a if a == b else None
+    if isinstance(b, Const):
+        a, b = b, a
+    if isinstance(a, Const) and isinstance(b, SizeOf):
+        if b.when_none is None:
+            return None
+        return SizeOf(b.group, a.value if b.when_none == UNREACHABLE else max(a.value, b.when_none))
+    if isinstance(a, SizeOf) and isinstance(b, SizeOf) and a.group == b.group:
+        if a.when_none is None or b.when_none is None:
+            return None
+        if UNREACHABLE in (a.when_none, b.when_none):
+            return SizeOf(a.group, a.when_none if b.when_none == UNREACHABLE else b.when_none)
+        return SizeOf(a.group, max(a.when_none, b.when_none))
+    return None
 
 
 def _merge(a: SizeTerm, b: SizeTerm) -> SizeTerm | None:

@@ -13,7 +13,7 @@ from functools import cached_property
 from bot.analyze.env import FunctionInfo
 from bot.analyze.flow import Atom, CallSite, ChainSite, Check, CollectiveSite, Facts, _single_return
 from bot.analyze.module import ModuleFacts
-from bot.analyze.terms import Null, SizeOf
+from bot.analyze.terms import UNREACHABLE, Null, SizeOf
 from bot.model import Confidence
 
 
@@ -29,7 +29,8 @@ class Pair:
 
 @dataclass(frozen=True)
 class Split:
-    """A full guard spread over several tests (nested ifs, consecutive early exits, a flag)."""
+    """A full guard spread over several tests (nested ifs, consecutive early exits, a flag), or one test of a
+    None-safe size (``none is size``: the None test is in the size's definition)."""
 
     site: CollectiveSite
     none: Check
@@ -136,7 +137,7 @@ def decide(module: ModuleFacts) -> Verdicts:
                 module.env.world_documented(site.key, site.function):
             continue
         guarded_by_callers = _guarded_by_callers(module, site, callers)
-        if guarded_by_callers:
+        if guarded_by_callers or _sized_as_world(module, site):
             continue
         evidence = _evidence(module, site.key, site.function, absent)
         if evidence is None:
@@ -205,7 +206,11 @@ def chain_pairs(chain: ChainSite) -> list[Pair]:
 def _split(site: CollectiveSite, f: Facts, paired: set[tuple[int, int]]) -> Split | None:
     nones = [n for n in f.nonnull if n.kind != "size"]
     if not nones:
-        return None  # one None-safe size term (`self.ws > 1` with `ws = ... if g is not None else 1`)
+        # A None-safe size alone (`n > 1` with `n = ws(g) if g is not None else 1`): the None test sits in the
+        # size's definition, so this one comparison is the whole hand-written guard.
+        safe = [c for c in f.size if c in f.nonnull and isinstance(c.term, SizeOf) and c.term.when_none is not None
+                and c.term.when_none != UNREACHABLE]
+        return Split(site, min(safe, key=_pos), min(safe, key=_pos)) if safe else None
     if any((id(n.node), id(c.node)) in paired for n in nones for c in f.size):
         return None  # one chain, reported as such
     return Split(site, min(nones, key=_pos), min(f.size, key=_pos))
@@ -271,6 +276,20 @@ def _evidence(module: ModuleFacts, key: str, function: FunctionInfo | None,
     if _named_absent(module, leaf):
         return Confidence.MEDIUM, (f"`{leaf}` matches rules.yaml `absent_groups`: None means the dimension is absent",)
     return None
+
+
+def _sized_as_world(module: ModuleFacts, site: CollectiveSite) -> bool:
+    """The function asks the world size of the same possibly-None group outside any test, to shape data
+    (`[empty() for _ in range(get_world_size(g))]` before `all_gather(..., group=g)`): it counts on None being
+    the world, as the collective does."""
+    if site.function is None:
+        return False
+    queries = [q for q in module.sites.sizes.values()
+               if q.function is site.function and q.key == site.key and not q.facts.nonnull and not q.facts.pred]
+    if not queries:
+        return False
+    tested = {id(n) for node in ast.walk(site.function.node) if isinstance(node, ast.Compare) for n in ast.walk(node)}
+    return any(id(q.call) not in tested for q in queries)
 
 
 # ------------------------------------------------------------------ across functions in a file

@@ -276,6 +276,9 @@ def _full_guard(finding: Finding, ctx: Context) -> Plan:
     if finding.kind == "split" or isinstance(finding.payload, SplitGuardPayload):
         split = _payload(finding, SplitGuardPayload)
         call = ctx.call(group, negative=finding.code == "PG102")
+        if split.none_check == split.size_check:  # one test of a size that is 1 when the group is None
+            raise Refused(f"the None test is in the size's definition, not at line {split.size_check.line}: replace "
+                          f"the test by hand with {code(call)} (check that the size is not used to mean more)")
         raise Refused(
             f"the guard is split over several statements (lines {split.none_check.line} and "
             f"{split.size_check.line}): merge them by hand into one {code(call)} test")

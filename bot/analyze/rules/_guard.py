@@ -45,7 +45,8 @@ def report_split(r: Reporter, rule: Rule, split: Split) -> None:
     assert compare is not None and split.site.key is not None
     negated = split.size.negated
     first = min((split.none.node, split.size.node), key=lambda n: (n.lineno, n.col_offset))
-    text = f"{r.text(split.none.node)} ... {r.text(split.size.node)}"
+    safe = split.none is split.size  # one test of a size that is 1 when the group is None
+    text = r.text(split.size.node) if safe else f"{r.text(split.none.node)} ... {r.text(split.size.node)}"
     payload = SplitGuardPayload(
         none_check=r.span(split.none.node),
         size_check=r.span(split.size.node),
@@ -58,20 +59,26 @@ def report_split(r: Reporter, rule: Rule, split: Split) -> None:
         nonmember_bug=compare.nonmember_bug,
         collective=split.site.collective.name,
     )
+    term = split.size.term if isinstance(split.size.term, SizeOf) else None
+    shape, note = ("", f" (a size that is {_fallback_text(term)} when `{split.site.key}` is None)") if safe \
+        else ("split over several tests ", "")
     _emit(r, rule, r.span(first), text, split.site.key, negated, compare.op, compare.bound,
-          compare.nonmember_bug, "split", payload, split.site.function, split=True)
+          compare.nonmember_bug, "split", payload, split.site.function, shape=shape, note=note)
+
+
+def _fallback_text(term: SizeOf | None) -> str:
+    return str(term.when_none) if term is not None and term.when_none is not None else "1"
 
 
 def _emit(r: Reporter, rule: Rule, span: Span, text: str, group: str, negated: bool, op: str, bound: int,
           nonmember_bug: bool, kind: str, payload: Payload, function: FunctionInfo | None,
-          split: bool = False) -> None:
-    shape = "split over several tests " if split else ""
+          shape: str = "", note: str = "") -> None:
     if negated:
-        message = f"hand-rolled early exit {shape}{code_span(text)}: use {code_span(f'not {r.predicate}({group})')}"
+        message = f"hand-rolled early exit {shape}{code_span(text)}{note}: use {code_span(f'not {r.predicate}({group})')}"
         if nonmember_bug:
             message += f" ({code_span(f'{op} {bound}')} lets a non-member group, size -1, through)"
     else:
-        message = f"hand-rolled guard {shape}{code_span(text)}: use {code_span(f'{r.predicate}({group})')}"
+        message = f"hand-rolled guard {shape}{code_span(text)}{note}: use {code_span(f'{r.predicate}({group})')}"
         if nonmember_bug:
             message += f" ({code_span(f'{op} {bound}')} is True for a non-member group, size -1)"
     r.report(rule, span, message, function, group=group, kind=kind, payload=payload)

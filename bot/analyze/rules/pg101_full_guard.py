@@ -13,7 +13,9 @@ RULE = Rule(
         "A guard that establishes both `g is not None` and `get_world_size(g) > 1` before the code it protects: "
         "one `and` chain in any spelling (`group=` or positional, `>= 2`, `1 <`, `!= 1`, `g != None`, `if g and "
         "...`, inside a longer chain, a size cached in a local or on the instance), or split over nested ifs, an "
-        "early exit and a later test, or a flag variable."
+        "early exit and a later test, or a flag variable; also one test of a size that is 1 when the group is None "
+        "(`n = get_world_size(g) if g is not None else 1`, or an attribute set to 1 and to `get_world_size(g)` "
+        "only where g is present)."
     ),
     why=(
         "Hand-rolled guards differ subtly from module to module (some forget the None check, some the size, some "
@@ -104,6 +106,20 @@ RULE = Rule(
             "        dist.all_reduce(t, group=group)\n"
             "    return t\n",
             flagged="group is None",
+        ),
+        Invalid(  # a size that is 1 when the group is None: its one test is the whole guard
+            "import torch.distributed as dist\n"
+            "class Opt:\n"
+            "    def __init__(self):\n"
+            "        self.tp_size = 1\n"
+            "    def setup(self, tp_group=None):\n"
+            "        self.tp_group = tp_group\n"
+            "        if tp_group is not None:\n"
+            "            self.tp_size = dist.get_world_size(tp_group)\n"
+            "    def step(self, t):\n"
+            "        if self.tp_size > 1:\n"
+            "            dist.all_reduce(t, group=self.tp_group)\n",
+            flagged="self.tp_size > 1",
         ),
     ),
     valid=(

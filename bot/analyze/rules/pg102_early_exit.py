@@ -12,7 +12,8 @@ RULE = Rule(
     summary=(
         "`g is None or get_world_size(g) == 1` (`<= 1`, `< 2`, `not g or ...`), in one chain or as consecutive "
         "early exits (`if g is None: return` then `if get_world_size(g) == 1: return`), including sizes cached "
-        "with a None fallback (`self.ws = get_world_size(g) if g is not None else 1`)."
+        "with a None fallback (`self.ws = get_world_size(g) if g is not None else 1`), also tested alone (`if n == "
+        "1: return`, the None test being in the size's definition)."
     ),
     why=(
         "The negated guard is the same hand-rolled check turned around, with the same pitfalls: `== 1` lets a "
@@ -112,6 +113,15 @@ RULE = Rule(
             "        dist.all_gather_into_tensor(out, x, group=self.mp_group)\n"
             "        return out\n",
             unsafe=True,  # `== 1` lets a non-member group (size -1) through today; the predicate does not
+        ),
+        Invalid(  # a size that is 1 when the group is None: the early exit on it alone is the whole guard
+            "import torch.distributed as dist\n"
+            "def f(t, g=None):\n"
+            "    n = dist.get_world_size(g) if g is not None else 1\n"
+            "    if n == 1:\n"
+            "        return t\n"
+            "    dist.all_reduce(t, group=g)\n",
+            flagged="n == 1",
         ),
     ),
     valid=(

@@ -83,6 +83,13 @@ class State:
         self.world: frozenset[str] = frozenset()
         self.path: frozenset[tuple[int, bool]] = frozenset()  # (id of a branch test, its outcome) on this path
 
+    def same_as(self, other: State) -> bool:
+        return (self.bottom == other.bottom and self.groups == other.groups and self.sizes == other.sizes
+                and self.separate == other.separate and self.aliases == other.aliases and self.same == other.same
+                and self.world == other.world and self.path == other.path
+                and self.flags.keys() == other.flags.keys()
+                and all(v is other.flags[k] for k, v in self.flags.items()))
+
     def copy(self) -> State:
         s = State(self.bottom)
         s.groups = dict(self.groups)
@@ -322,7 +329,10 @@ class Walker:
             breaks, continues = self.loops.pop()
             for c in continues:
                 end = join(end, c, self)
-            entry = join(entry, end, self)
+            joined = join(entry, end, self)
+            if joined.same_as(entry):
+                break  # one iteration changes nothing: a second pass would record the same sites again
+            entry = joined
         out = entry if test is None else self.assume(entry, test, False, test, True)
         out = self.block(stmt.orelse, out)
         for b in breaks:

@@ -108,9 +108,11 @@ def analyze_module(ctx: Context) -> ModuleFacts:
             summaries[id(info.node)] = inherited
 
     # Pass B: everything hot (again for methods of pass A that read what the summary now knows).
+    with_sites = {id(x.function.node) for table in (sites.collectives, sites.calls, sites.chains, sites.sizes)
+                  for x in table.values() if x.function is not None}
     for f in hot:
-        if id(f.node) in facts.walked and not _reads_summary(f, summaries):
-            continue
+        if id(f.node) in facts.walked and not _reads_summary(f, summaries, only_chains=id(f.node) not in with_sites):
+            continue  # walked in pass A, and nothing it records can read the summary differently
         walk(f)
     if any(_spans_hot(lines, s) for s in source.tree.body
            if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))):
@@ -239,12 +241,15 @@ def _assigns_self(function: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[
     return any(_SELF_ASSIGN.match(line) for line in lines[function.lineno - 1 : end])
 
 
-def _reads_summary(f: FunctionInfo, summaries: dict[int, Summary]) -> bool:
+def _reads_summary(f: FunctionInfo, summaries: dict[int, Summary], only_chains: bool = False) -> bool:
+    """Does the function read a size or flag the class summary knows (``only_chains``: inside a boolean
+    chain, the one kind of site a method with no other site can gain from the summary)?"""
     summary = summaries.get(id(f.klass)) if f.klass is not None else None
     if summary is None or not (summary.sizes or summary.flags):
         return False
     attrs = {k.partition(".")[2] for k in (*summary.sizes, *summary.flags)}
-    for node in ast.walk(f.node):
+    roots = [n for n in ast.walk(f.node) if isinstance(n, ast.BoolOp)] if only_chains else [f.node]
+    for node in (n for root in roots for n in ast.walk(root)):
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and node.attr in attrs:
             return True
     return False

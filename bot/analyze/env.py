@@ -55,6 +55,7 @@ class ClassInfo:
     methods: dict[str, FunctionInfo] = field(default_factory=dict)
     optional_attrs: set[str] = field(default_factory=set)  # `self.x` that can hold None
     lambdas: dict[str, ast.Lambda] = field(default_factory=dict)  # class-level `is_tp = lambda g: ...`
+    autograd: bool | None = None  # a torch.autograd.Function (through bases here); None: not asked yet
 
 
 @dataclass
@@ -184,7 +185,9 @@ class ModuleEnv:
         return callee.params[1:] if callee.is_method else callee.params
 
     def is_autograd(self, klass: ClassInfo) -> bool:
-        return any((dotted(b) or "").endswith("Function") for c in self.mro(klass) for b in c.node.bases)
+        if klass.autograd is None:  # asked once per function per helper level: remembered
+            klass.autograd = any((dotted(b) or "").endswith("Function") for c in self.mro(klass) for b in c.node.bases)
+        return klass.autograd
 
     def autograd_forward(self, function: FunctionInfo) -> FunctionInfo | None:
         """For `backward` of an autograd Function here: its `forward` (whose `ctx.x = param` feed backward)."""

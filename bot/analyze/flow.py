@@ -737,6 +737,8 @@ class Walker:
         if isinstance(node, ast.Call):
             self.call(node, s, stmt)
         for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.Name, ast.Constant)):
+                continue  # leaves hold no site
             if isinstance(child, ast.expr):
                 self._expr(child, s, stmt)
             elif isinstance(child, ast.keyword):

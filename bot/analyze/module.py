@@ -18,7 +18,7 @@ from bot.analyze.env import FunctionInfo, ModuleEnv
 from bot.analyze.flow import Sites, Summary, Walker
 from bot.analyze.names import dotted
 from bot.analyze.scan import word_before
-from bot.analyze.source import ParsedSource
+from bot.analyze.source import ParsedSource, statements
 from bot.analyze.terms import UNREACHABLE, Const, SizeOf, SizeTerm
 
 # literal-led (see bot.analyze.scan): `group=g` (a whole word) and `get_world_size(g)` / `(group=g)`
@@ -111,7 +111,7 @@ def analyze_module(ctx: Context) -> ModuleFacts:
     with_sites = {id(x.function.node) for table in (sites.collectives, sites.calls, sites.chains, sites.sizes)
                   for x in table.values() if x.function is not None}
     for f in hot:
-        if id(f.node) in facts.walked and not _reads_summary(f, summaries, only_chains=id(f.node) not in with_sites):
+        if id(f.node) in facts.walked and not _reads_summary(f, summaries, source.lines, only_chains=id(f.node) not in with_sites):
             continue  # walked in pass A, and nothing it records can read the summary differently
         walk(f)
     if any(_spans_hot(lines, s) for s in source.tree.body
@@ -185,7 +185,7 @@ def _assigned_sizes(assigned: list[tuple[str, SizeTerm | None]]) -> dict[str, Si
 def _plain_assignments(method: FunctionInfo) -> Iterator[tuple[str, SizeTerm | None]]:
     """`self.x = ...` in a method that is not walked (it touches no collective or size): an int constant as
     such, anything else as unknown."""
-    for node in ast.walk(method.node):
+    for node in statements(method.node.body):
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             value = node.value
@@ -241,13 +241,16 @@ def _assigns_self(function: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[
     return any(_SELF_ASSIGN.match(line) for line in lines[function.lineno - 1 : end])
 
 
-def _reads_summary(f: FunctionInfo, summaries: dict[int, Summary], only_chains: bool = False) -> bool:
+def _reads_summary(f: FunctionInfo, summaries: dict[int, Summary], lines: list[str], only_chains: bool = False) -> bool:
     """Does the function read a size or flag the class summary knows (``only_chains``: inside a boolean
     chain, the one kind of site a method with no other site can gain from the summary)?"""
     summary = summaries.get(id(f.klass)) if f.klass is not None else None
     if summary is None or not (summary.sizes or summary.flags):
         return False
     attrs = {k.partition(".")[2] for k in (*summary.sizes, *summary.flags)}
+    text = "\n".join(lines[f.node.lineno - 1 : f.node.end_lineno])
+    if not any(f".{a}" in text for a in attrs):
+        return False  # the cheap test first: most methods never name one
     roots = [n for n in ast.walk(f.node) if isinstance(n, ast.BoolOp)] if only_chains else [f.node]
     for node in (n for root in roots for n in ast.walk(root)):
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and node.attr in attrs:

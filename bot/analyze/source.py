@@ -14,7 +14,7 @@ import tokenize
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from bot.analyze.scan import Words
+from bot.analyze.scan import Words, word_before
 from bot.model import Span
 
 _IGNORE = re.compile(r"#\s*pg-bot:\s*ignore(?:\[(?P<codes>[A-Za-z0-9_,\s]+)\])?(?P<reason>.*)$")
@@ -37,7 +37,6 @@ class ParsedSource:
     hot_lines: list[int] = field(default_factory=list)
 
     _ends: list[int] | None = None
-    _calls: dict[str, list[int]] | None = None  # called name -> offsets of `name(` / `x.name(`
 
     def lines_matching(self, pattern: re.Pattern[str]) -> list[int]:
         """1-based numbers of the lines where ``pattern`` matches (line ends as ast counts them)."""
@@ -54,20 +53,23 @@ class ParsedSource:
         return found
 
     def call_lines(self, names: set[str]) -> set[int]:
-        """Lines that call one of ``names`` (`f(`, `self.f(`; `Fn.apply` only as `Fn.apply(`). The file's calls
-        are indexed once: one alternation of every name per helper level scanned the whole text each time."""
-        if self._calls is None:
-            self._calls = {}
-            for m in _CALL.finditer(self.text):
-                self._calls.setdefault(m.group(1), []).append(m.start(1))
+        """Lines that call one of ``names`` (`f(`, `self.f(`; `Fn.apply` only as `Fn.apply(`). One literal-led
+        search per name (bot.analyze.scan): a handful of names per helper level is the rule."""
         ends = self._line_ends()
         out: set[int] = set()
+        text = self.text
         for name in names:
             owner, _, leaf = name.rpartition(".")
-            for offset in self._calls.get(leaf, ()):
+            pattern = _CALL_OF.get(leaf)
+            if pattern is None:
+                pattern = _CALL_OF[leaf] = re.compile(re.escape(leaf) + r"\s*\(")
+            for m in pattern.finditer(text):
+                offset = m.start()
+                if word_before(text, offset):
+                    continue
                 if owner:
                     start = offset - len(owner) - 1
-                    if not self.text.endswith(f"{owner}.", 0, offset) or (start > 0 and _WORD.match(self.text, start - 1)):
+                    if not text.endswith(f"{owner}.", 0, offset) or word_before(text, start):
                         continue
                 out.add(bisect.bisect_right(ends, offset) + 1)
         return out
@@ -148,8 +150,7 @@ def parse(data: str | bytes, hot: Words | None = None) -> ParsedSource:
 
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")  # the line ends ast counts
-_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
-_WORD = re.compile(r"\w")
+_CALL_OF: dict[str, re.Pattern[str]] = {}  # called name -> `name\s*\(`, shared by every file
 
 
 _COMPOUND = (

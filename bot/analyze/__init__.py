@@ -17,6 +17,7 @@ from pathlib import Path
 from bot.analyze.context import Context
 from bot.analyze.module import analyze_module
 from bot.analyze.names import Names, package_of
+from bot.analyze.parallel import map_forked
 from bot.analyze.rules import MODULES, RULES, Reporter
 from bot.analyze.scan import Words, first_word_hit, led
 
@@ -134,7 +135,7 @@ def analyze_paths(
 ) -> Iterator[FileResult]:
     """Results in file order, one per entry of bot.files' walk; a file that cannot be read (or a folder that
     cannot be listed) comes back with ``error`` set. Files that pass the prefilter are parsed on ``jobs``
-    processes (default: one per core, forked, when there are enough of them to pay for it); the rest never
+    processes (default: one per core, forked, shares balanced by size, when there are enough files to pay for it); the rest never
     leave this process."""
     with _fewer_collections():
         yield from _analyze_paths(paths, config, relative_to, jobs)
@@ -175,16 +176,12 @@ def _analyze_paths(
         for i, shown, data, project_path in pending:
             results[i] = analyze_source(shown, data, config, project_path=project_path)
     else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
         global _WORKER_CONFIG
         _WORKER_CONFIG = config  # inherited by the forked workers; never pickled
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            chunk = max(1, len(pending) // (workers * 4))
-            analysed = pool.map(_analyze_in_worker, [item[1:] for item in pending], chunksize=chunk)
-            for (i, *_), result in zip(pending, analysed, strict=True):
-                results[i] = result
+        analysed = map_forked(_analyze_in_worker, [item[1:] for item in pending], [len(item[2]) for item in pending],
+                              workers)
+        for (i, *_), result in zip(pending, analysed, strict=True):
+            results[i] = result
     for i in sorted(results):
         yield results[i]
 
@@ -199,8 +196,11 @@ def _analyze_in_worker(item: tuple[str, bytes, str]) -> FileResult:
 
 
 def _workers(jobs: int | None, files: int) -> int:
-    if jobs is not None:
-        return max(1, jobs)
-    if files < _PARALLEL_MIN_FILES or os.name != "posix":
+    if not hasattr(os, "fork"):
         return 1
-    return min(os.cpu_count() or 1, 8)
+    if jobs is not None:
+        return max(1, min(jobs, files))
+    if files < _PARALLEL_MIN_FILES:
+        return 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return min(cores, 8)

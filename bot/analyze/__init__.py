@@ -96,7 +96,7 @@ def analyze_source(path: str, source: str | bytes, config: Config, *, project_pa
     names = Names.of(parsed.tree, package_of(project_path))
     renamed = _renamed_functions(names, config)
     if renamed:  # `from torch.distributed import get_world_size as ws`: lines calling `ws` matter too
-        parsed.hot_lines = parsed.lines_at((prefilter.words | renamed).offsets(parsed.text))
+        parsed.hot_lines = parsed.lines_at((prefilter.words | renamed).offsets(parsed.text, uses=True))
     ctx = Context(path, parsed, names, config)
     try:
         module = analyze_module(ctx)

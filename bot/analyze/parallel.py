@@ -11,7 +11,7 @@ import os
 import pickle
 import struct
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import TypeVar, cast
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -64,8 +64,8 @@ def map_forked(fn: Callable[[T], R], items: Sequence[T], weights: Sequence[int],
         received = [(part, _receive(pid, read)) for pid, read, part in children]
     for part, (status, value) in received:
         if status != "ok":
-            raise WorkerFailed(value)
-        results.update(zip(part, value, strict=True))
+            raise WorkerFailed(str(value))
+        results.update(zip(part, cast("list[R]", value), strict=True))
     return [results[i] for i in range(len(items))]
 
 

@@ -8,7 +8,7 @@ literal-led pattern per word, and the word boundary in front of a hit is checked
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 _WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
@@ -34,23 +34,58 @@ def first_word_hit(patterns: tuple[re.Pattern[str], re.Pattern[bytes]], data: st
     return any(not word_before(data, m.start()) for m in pattern.finditer(data))  # type: ignore[arg-type]
 
 
+_AFTER = re.compile(r"[ \t]*([(,)])")
+
+
+def _used(text: str, start: int, end: int) -> bool:
+    if _AFTER.match(text, end):
+        return True
+    if start > 0 and text[start - 1] == ".":  # `dist.all_reduce` as a value, but not `self.reduce_scatter` (a flag)
+        q = start - 1
+        while word_before(text, q):
+            q -= 1
+        return text[q : start - 1] not in ("self", "cls")
+    return False
+
+
 class Words:
-    """Whole-word occurrences of a fixed set of identifiers, as `\\b(?:a|b|c)\\b` would find them."""
+    """Whole-word occurrences of a fixed set of identifiers, as `\\b(?:a|b|c)\\b` would find them. Only the
+    words that contain no other word are searched for (`reduce` finds `all_reduce` and `reduce_scatter` too);
+    each hit is widened to its identifier, which must be one of the words."""
 
     def __init__(self, words: Iterable[str]) -> None:
         self.words = tuple(sorted(set(words)))
-        self._patterns = [led(re.escape(w) + r"\b") for w in self.words]
+        self._set = frozenset(self.words)
+        self._set_bytes = frozenset(w.encode() for w in self.words)
+        cores = [w for w in self.words if not any(o != w and o in w for o in self.words)]
+        self._cores = [led(re.escape(w)) for w in cores]
 
     def search(self, data: str | bytes) -> bool:
-        return any(first_word_hit(p, data) for p in self._patterns)
+        return any(True for _ in self._hits(data))
 
-    def offsets(self, text: str) -> list[int]:
-        """Sorted start offsets of every whole-word occurrence."""
-        found: list[int] = []
-        for pattern, _ in self._patterns:
-            found.extend(m.start() for m in pattern.finditer(text) if not word_before(text, m.start()))
-        found.sort()
-        return found
+    def offsets(self, text: str, *, uses: bool = False) -> list[int]:
+        """Sorted start offsets of every whole-word occurrence; with ``uses``, only where the word is used as a
+        function: called (`f(`), passed on (`partial(f, ...)`), or taken from a module (`dist.f`), not an
+        attribute of `self`, a keyword argument, a comment or prose in a string."""
+        found = {start for start, end in self._hits(text) if not uses or _used(text, start, end)}
+        return sorted(found)
+
+    def _hits(self, data: str | bytes) -> Iterator[tuple[int, int]]:
+        words: frozenset[str] | frozenset[bytes] = self._set_bytes if isinstance(data, bytes) else self._set
+        tail = _TAIL_BYTES if isinstance(data, bytes) else _TAIL
+        for patterns in self._cores:
+            pattern: re.Pattern[str] | re.Pattern[bytes] = patterns[1] if isinstance(data, bytes) else patterns[0]
+            for m in pattern.finditer(data):  # type: ignore[arg-type]
+                start = m.start()
+                while word_before(data, start):
+                    start -= 1
+                end = tail.match(data, m.end()).end()  # type: ignore[union-attr, arg-type]
+                if data[start:end] in words:
+                    yield start, end
 
     def __or__(self, other: Iterable[str]) -> Words:
         return Words((*self.words, *other))
+
+
+_TAIL = re.compile(r"\w*")
+_TAIL_BYTES = re.compile(rb"\w*")

@@ -145,7 +145,7 @@ def parse(data: str | bytes, hot: Words | None = None) -> ParsedSource:
         raise UnreadableSource(f"cannot parse: {exc}") from exc
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")  # as ast counts lines
     parsed = ParsedSource(text=text, tree=tree, lines=lines, ignores=_ignores(lines))
-    parsed.hot_lines = list(range(1, len(lines) + 1)) if hot is None else parsed.lines_at(hot.offsets(text))
+    parsed.hot_lines = list(range(1, len(lines) + 1)) if hot is None else parsed.lines_at(hot.offsets(text, uses=True))
     return parsed
 
 

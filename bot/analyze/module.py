@@ -136,7 +136,11 @@ def _interesting_lines(env: ModuleEnv, source: ParsedSource) -> list[int]:
         found = set()
         for f in env.functions:
             if _spans_hot(ordered, f.node):
-                found.add(f.node.name)
+                # only names a call can resolve to (bot.analyze.env.callee): module-level functions and methods;
+                # a nested function's caller is its parent, hot anyway, and `Cls(...)` is not a call of __init__
+                name = f.node.name
+                if f.parent is None and not (name.startswith("__") and name.endswith("__")):
+                    found.add(name)
                 klass = env.class_of(f)
                 if klass is not None and env.is_autograd(klass):
                     found.add(f"{klass.node.name}.apply")

@@ -53,7 +53,14 @@ class ClassInfo:
     node: ast.ClassDef
     qualname: str
     methods: dict[str, FunctionInfo] = field(default_factory=dict)
-    optional_attrs: set[str] = field(default_factory=set)  # `self.x` that can hold None
+    _optional: set[str] | None = None  # computed on first use: most classes are never asked
+
+    @property
+    def optional_attrs(self) -> set[str]:
+        """`self.x` that can hold None."""
+        if self._optional is None:
+            self._optional = _optional_attributes(self)
+        return self._optional
     lambdas: dict[str, ast.Lambda] = field(default_factory=dict)  # class-level `is_tp = lambda g: ...`
     autograd: bool | None = None  # a torch.autograd.Function (through bases here); None: not asked yet
 
@@ -102,7 +109,6 @@ class ModuleEnv:
                 self.classes[id(stmt)] = info_c
                 self.class_by_name.setdefault(stmt.name, info_c)
                 self._index(stmt.body, info_c, parent, f"{qual}.")
-                info_c.optional_attrs = _optional_attributes(info_c)
                 for item in stmt.body:
                     if isinstance(item, (ast.Assign, ast.AnnAssign)) and isinstance(item.value, ast.Lambda):
                         for target in _targets(item):

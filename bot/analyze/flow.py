@@ -424,12 +424,15 @@ class Walker:
     def kill(self, s: State, text: str) -> None:
         prefix = text + "."
         for table in (s.groups, s.sizes, s.flags):
-            for key in [k for k in table if k == text or k.startswith(prefix)]:
-                del table[key]
-        for name in [n for n, target in s.aliases.items() if n == text or target == text or target.startswith(prefix)]:
-            del s.aliases[name]
-        for name in [n for n, target in s.same.items() if n == text or n.startswith(prefix) or target == text]:
-            del s.same[name]
+            if table:
+                for key in [k for k in table if k == text or k.startswith(prefix)]:
+                    del table[key]
+        if s.aliases:
+            for name in [n for n, target in s.aliases.items() if n == text or target == text or target.startswith(prefix)]:
+                del s.aliases[name]
+        if s.same:
+            for name in [n for n, target in s.same.items() if n == text or n.startswith(prefix) or target == text]:
+                del s.same[name]
         if text in s.world:
             s.world = s.world - {text}
 
@@ -832,6 +835,9 @@ def join(a: State, b: State, w: Walker) -> State:
     out = State()
     for key in a.groups.keys() | b.groups.keys():
         fa, fb = w.facts(a, key), w.facts(b, key)
+        if fa is fb or fa == fb:
+            out.groups[key] = fa
+            continue
         out.groups[key] = Facts(
             join_null(fa.null, fb.null),
             fa.nonnull | fb.nonnull if fa.nonnull and fb.nonnull else frozenset(),

@@ -371,6 +371,8 @@ def _targets(node: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
 
 
 def _child_blocks(stmt: ast.stmt) -> Iterator[list[ast.stmt]]:
+    if not isinstance(stmt, _BLOCKS):
+        return  # simple statements (most of them) hold no block
     for name in ("body", "orelse", "finalbody"):
         block = getattr(stmt, name, None)
         if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
@@ -379,6 +381,10 @@ def _child_blocks(stmt: ast.stmt) -> Iterator[list[ast.stmt]]:
         yield handler.body
     for case in getattr(stmt, "cases", []) or []:
         yield case.body
+
+
+_BLOCKS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, getattr(ast, "TryStar", ast.Try),
+           ast.Match, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:

@@ -201,6 +201,7 @@ class Walker:
         self.depth = 0
         # every `self.x = ...` with what it holds there (filled when set: the class summary's second source)
         self.attribute_sizes: list[tuple[str, SizeTerm | None]] | None = None
+        self._origins: dict[str, Facts] = {}
         klass = env.class_of(function) if function is not None else None
         self.summary = summaries.get(id(klass.node)) if klass is not None else None
 
@@ -466,7 +467,10 @@ class Walker:
         found = s.groups.get(key)
         if found is not None:
             return found
-        return Facts(self.env.origin(key, self.function))
+        origin = self._origins.get(key)
+        if origin is None:  # fixed for the walk: where the key comes from, before anything narrows it
+            origin = self._origins[key] = Facts(self.env.origin(key, self.function))
+        return origin
 
     def is_group(self, key: str) -> bool:
         return key in self.group_keys or bool(_GROUP_LIKE.search(key.rpartition(".")[2]))

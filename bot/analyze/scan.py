@@ -70,6 +70,12 @@ class Words:
         found = {start for start, end in self._hits(text) if not uses or _used(text, start, end)}
         return sorted(found)
 
+    def uses_and_aliases(self, text: str) -> tuple[list[int], bool]:
+        """``offsets(text, uses=True)``, and whether a word is imported under another name (`... as ws`)."""
+        hits = list(self._hits(text))
+        used = sorted({start for start, end in hits if _used(text, start, end)})
+        return used, any(_AS.match(text, end) for _, end in hits)
+
     def _hits(self, data: str | bytes) -> Iterator[tuple[int, int]]:
         words: frozenset[str] | frozenset[bytes] = self._set_bytes if isinstance(data, bytes) else self._set
         tail = _TAIL_BYTES if isinstance(data, bytes) else _TAIL
@@ -87,5 +93,6 @@ class Words:
         return Words((*self.words, *other))
 
 
+_AS = re.compile(r"[ \t]+as\b")
 _TAIL = re.compile(r"\w*")
 _TAIL_BYTES = re.compile(rb"\w*")

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from bot.analyze.scan import Words, word_before
+from bot.analyze.slicing import sliced
 from bot.model import Span
 
 _IGNORE = re.compile(r"#\s*pg-bot:\s*ignore(?:\[(?P<codes>[A-Za-z0-9_,\s]+)\])?(?P<reason>.*)$")
@@ -37,6 +38,7 @@ class ParsedSource:
     hot_lines: list[int] = field(default_factory=list)
 
     _ends: list[int] | None = None
+    _called: dict[str, set[int]] = field(default_factory=dict)
 
     def lines_matching(self, pattern: re.Pattern[str]) -> list[int]:
         """1-based numbers of the lines where ``pattern`` matches (line ends as ast counts them)."""
@@ -59,6 +61,11 @@ class ParsedSource:
         out: set[int] = set()
         text = self.text
         for name in names:
+            known = self._called.get(name)
+            if known is not None:  # asked before slicing and again by the analysis
+                out |= known
+                continue
+            mine = self._called[name] = set()
             owner, _, leaf = name.rpartition(".")
             pattern = _CALL_OF.get(leaf)
             if pattern is None:
@@ -71,7 +78,8 @@ class ParsedSource:
                     start = offset - len(owner) - 1
                     if not text.endswith(f"{owner}.", 0, offset) or word_before(text, start):
                         continue
-                out.add(bisect.bisect_right(ends, offset) + 1)
+                mine.add(bisect.bisect_right(ends, offset) + 1)
+            out |= mine
         return out
 
     def _line_ends(self) -> list[int]:
@@ -133,9 +141,34 @@ def decode(data: str | bytes) -> str:
 
 
 def parse(data: str | bytes, hot: Words | None = None) -> ParsedSource:
+    """Decode and parse; with ``hot``, the hot lines are found and functions the analysis does not need are
+    left out of the tree (bot.analyze.slicing): ``text`` and ``lines`` stay whole."""
     text = decode(data)
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")  # as ast counts lines
+    parsed = ParsedSource(text=text, tree=_EMPTY, lines=lines)
+    tree = None
+    if hot is None:
+        parsed.hot_lines = list(range(1, len(lines) + 1))
+    else:
+        offsets, aliased = hot.uses_and_aliases(text)
+        parsed.hot_lines = parsed.lines_at(offsets)
+        joined = text if "\r" not in text else "\n".join(lines)
+        cut = None if aliased else sliced(joined, lines, parsed.hot_lines, parsed.call_lines)  # an alias: by name
+        if cut is not None:
+            try:
+                tree = ast.parse(cut)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                tree = None  # cut in the wrong place (a string or bracket at the margin): parse it all
+    if tree is None:
+        tree = _parse_all(text)
+    parsed.tree = tree
+    parsed.ignores = _ignores(lines)
+    return parsed
+
+
+def _parse_all(text: str) -> ast.Module:
     try:
-        tree = ast.parse(text)
+        return ast.parse(text)
     except SyntaxError as exc:
         hint = ""
         if exc.msg and ("Missing parentheses in call to" in exc.msg or "print" in (exc.text or "")[:6]):
@@ -143,12 +176,9 @@ def parse(data: str | bytes, hot: Words | None = None) -> ParsedSource:
         raise UnreadableSource(f"syntax error at line {exc.lineno}: {exc.msg}{hint}") from exc
     except (ValueError, RecursionError, MemoryError) as exc:
         raise UnreadableSource(f"cannot parse: {exc}") from exc
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")  # as ast counts lines
-    parsed = ParsedSource(text=text, tree=tree, lines=lines, ignores=_ignores(lines))
-    parsed.hot_lines = list(range(1, len(lines) + 1)) if hot is None else parsed.lines_at(hot.offsets(text, uses=True))
-    return parsed
 
 
+_EMPTY = ast.Module(body=[], type_ignores=[])
 _NEWLINE = re.compile(r"\r\n|\r|\n")  # the line ends ast counts
 _CALL_OF: dict[str, re.Pattern[str]] = {}  # called name -> `name\s*\(`, shared by every file
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TypeVar
 
 from bot.analyze.names import dotted, package_of
@@ -136,9 +136,7 @@ class Context:
     lines: list[str]
     config: Config
     tree: ast.Module
-    parents: dict[ast.AST, ast.AST] = field(default_factory=dict)
     vocabulary: Vocabulary | None = None
-    _exprs: dict[Span, ast.expr] | None = None
 
     def call(self, group: str, negative: bool = False) -> str:
         text = f"{self.config.predicate_call}({group})"
@@ -163,15 +161,39 @@ class Context:
 
     def expr_at(self, span: Span) -> ast.expr:
         """The outermost expression whose span is exactly ``span``."""
-        if self._exprs is None:
-            self._exprs = {}
-            for node in ast.walk(self.tree):  # breadth first: an outer node is seen before one that shares its span
-                if isinstance(node, ast.expr) and (where := self.span_of(node)) is not None:
-                    self._exprs.setdefault(where, node)
-        found = self._exprs.get(span)
-        if found is None:
-            raise Refused(f"no expression at {_where(span)}")
-        return found
+        for stmt in [*self._around(span.line, span.end_line), self.tree]:  # the module last (decorators)
+            for node in ast.walk(stmt):  # breadth first: an outer node is seen before one that shares its span
+                if isinstance(node, ast.expr) and node.lineno == span.line and self.span_of(node) == span:
+                    return node
+        raise Refused(f"no expression at {_where(span)}")
+
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        """The node directly holding ``node`` (the module for a top-level statement)."""
+        line = getattr(node, "lineno", None)
+        if line is None:
+            return None
+        for stmt in [*self._around(line, getattr(node, "end_lineno", None) or line), self.tree]:
+            for candidate in ast.walk(stmt):
+                if any(child is node for child in ast.iter_child_nodes(candidate)):
+                    return candidate
+        return None
+
+    def _around(self, line: int, end_line: int) -> list[ast.stmt]:
+        """The statements whose lines hold ``line``..``end_line``, innermost first: whatever sits in those lines
+        is found in the first of them that has it, without walking the whole module (a big class is one
+        statement; its methods are not)."""
+        chain: list[ast.stmt] = []
+        body: list[ast.stmt] = self.tree.body
+        while True:
+            inner = next((s for s in body if s.lineno <= line and end_line <= (s.end_lineno or s.lineno)), None)
+            if inner is None:
+                break
+            chain.append(inner)
+            body = [b for name in ("body", "orelse", "finalbody", "handlers", "cases")
+                    for b in getattr(inner, name, None) or [] if isinstance(b, ast.stmt)]
+            body += [b for h in getattr(inner, "handlers", None) or [] for b in h.body]
+            body += [b for c in getattr(inner, "cases", None) or [] for b in c.body]
+        return chain[::-1]
 
     def stmt_at(self, span: Span) -> ast.stmt:
         """The statement whose span is exactly ``span``."""
@@ -196,9 +218,8 @@ def _where(span: Span) -> str:
 
 def make_context(source: str, lines: list[str], config: Config, path: str | None = None) -> Context:
     tree = ast.parse(source)
-    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     vocabulary = Vocabulary.of(tree, config, package_of(path) if path else None)
-    return Context(source, lines, config, tree, parents, vocabulary)
+    return Context(source, lines, config, tree, vocabulary)
 
 
 # ------------------------------------------------------------------ helpers
@@ -416,7 +437,7 @@ def _rest_of_condition(finding: Finding, ctx: Context) -> str:
         node = ctx.expr_at(finding.span)
     except Refused:
         return ""
-    chain = ctx.parents.get(node)
+    chain = ctx.parent(node)
     if not isinstance(chain, ast.BoolOp):
         return ""
     joiner = " or " if isinstance(chain.op, ast.Or) else " and "
@@ -489,7 +510,7 @@ def _cached_size(finding: Finding, ctx: Context) -> Plan:
     value = getattr(node, "value", None)
     if not (isinstance(value, ast.Call) and isinstance(node, ast.Assign | ast.AnnAssign)):
         raise Refused(f"line {assignment.line} does not assign a get_world_size(...) call")
-    if not isinstance(ctx.parents.get(node), ast.FunctionDef | ast.AsyncFunctionDef):
+    if not isinstance(ctx.parent(node), ast.FunctionDef | ast.AsyncFunctionDef):
         # A flag set next to a conditional assignment would be missing on the other paths.
         raise Refused(f"the cached size is assigned conditionally (line {assignment.line}); cache the predicate by hand")
     group_node = value.args[0] if value.args else next((k.value for k in value.keywords if k.arg == "group"), None)
@@ -544,7 +565,7 @@ def _predicate_copy(finding: Finding, ctx: Context) -> Plan:
     except Unproven as exc:
         return _unproven(finding, [delegate], str(exc))
     safe, note = _judge(comparison, f"`{name}` was not the predicate")
-    parent = ctx.parents.get(node)
+    parent = ctx.parent(node)
     # How a call binds the first parameter follows Python's rule for a def in a class body, not the payload's
     # `method` (the analyzer's "self/cls first" reading): a method whose receiver has another name binds too.
     method = isinstance(parent, ast.ClassDef) and not any(

@@ -6,6 +6,7 @@ import ast
 import difflib
 from dataclasses import dataclass, field, replace
 
+import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from bot.config import Config
@@ -69,13 +70,40 @@ class Prepared:
         """The line edits that add the predicate's import (none when the file has it), made once per file."""
         if self._import is None:
             predicate = (self.config.predicate_module, self.config.predicate_name)
-            outcome = apply(self.source, [], self.lines, predicate, parsed=self.tree)
-            self._import = _line_edits(self.lines, split_lines(outcome.code))
+            self._import = _leading_import_edits(self.tree, predicate)
+            if self._import is None:
+                outcome = apply(self.source, [], self.lines, predicate, parsed=self.tree)
+                self._import = _line_edits(self.lines, split_lines(outcome.code))
         return self._import
 
     def imports_predicate(self) -> bool:
         tree = self.context.tree if isinstance(self.context, Context) else ast.parse(self.source)
         return _imports_predicate(tree, self.config)
+
+
+def _leading_import_edits(tree: MetadataWrapper | str, predicate: tuple[str, str]) -> list[LineEdit] | None:
+    """The import edits made on the file's leading statements alone: LibCST's AddImportsVisitor reads and
+    changes only the first import block (after a docstring) and the statement after it, but walks the whole
+    module, seconds for a large one. None when they cannot be told apart from the rest (then the whole file)."""
+    if isinstance(tree, str):
+        return None
+    module = tree.module
+    body = list(module.body)
+    end = 1 if body and not _is_import_line(body[0]) else 0  # a docstring (or anything) first stays included
+    while end < len(body) and _is_import_line(body[end]):
+        end += 1
+    head = module.with_changes(body=body[: end + 1], footer=())
+    outcome = apply(head.code, [], split_lines(head.code), predicate)
+    old, new = split_lines(head.code), split_lines(outcome.code)
+    edits = _line_edits(old, new)
+    if any(last > len(old) for _, last, _ in edits):
+        return None
+    return edits
+
+
+def _is_import_line(stmt: cst.BaseStatement) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and \
+        isinstance(stmt.body[0], cst.Import | cst.ImportFrom)
 
 
 def prepare(source: str, config: Config, path: str | None = None) -> Prepared:

@@ -44,10 +44,12 @@ class Chunk:
     apply: str | None = None  # `Fn.apply` when this is a method of a possible autograd Function `Fn`
 
 
-def sliced(text: str, lines: list[str], hot: list[int], call_lines: Callable[[set[str]], set[int]]) -> str | None:
+def sliced(text: str, lines: list[str], hot: list[int], call_lines: Callable[[set[str]], set[int]],
+           starts: list[int] | None = None) -> str | None:
     """``lines`` with the functions the analysis does not need blanked, joined; None when nothing is cut.
-    ``text`` is ``lines`` joined with newlines; ``hot`` the sorted hot lines."""
-    chunks = _chunks(text, lines)
+    ``text`` is ``lines`` joined with newlines; ``hot`` the sorted hot lines; ``starts`` (when known) the offset
+    where each line starts, and the text's length."""
+    chunks = _chunks(text, lines, starts)
     if not chunks:
         return None
     hot_lines = list(hot)
@@ -86,8 +88,8 @@ def _holds_facts(body: list[str], size_attrs: set[str]) -> bool:
     return any(_GROUP_LIKE.search(a) or a in size_attrs for a in _SELF_ASSIGN.findall(text))
 
 
-def _chunks(text: str, lines: list[str]) -> list[Chunk]:
-    offsets = [0, *itertools.accumulate(len(line) + 1 for line in lines)]
+def _chunks(text: str, lines: list[str], starts: list[int] | None) -> list[Chunk]:
+    offsets = starts if starts is not None else [0, *itertools.accumulate(len(line) + 1 for line in lines)]
     strings = _string_lines(text, offsets)
 
     def line_of(offset: int) -> int:  # 0-based
@@ -149,7 +151,7 @@ def _chunk(lines: list[str], first: int, last: int, indent: str, apply: str | No
         return None
     name = match.group(1)
     decorators = "".join(lines[first:i])
-    short = sum(1 for line in lines[first : last + 1] if line.strip()) <= _SHORT
+    short = last - first < _SHORT or sum(1 for line in lines[first : last + 1] if line.strip()) <= _SHORT
     always = apply is not None or short or name == "__init__" or "property" in decorators
     return Chunk(first + 1, last + 1, name, indent, always, apply)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import bisect
 import io
+import itertools
 import re
 import tokenize
 from collections.abc import Iterable, Iterator, Sequence
@@ -83,8 +84,12 @@ class ParsedSource:
         return out
 
     def _line_ends(self) -> list[int]:
+        """Offsets just past each line end in ``text`` (ast's line ends: CRLF, CR, LF)."""
         if self._ends is None:
-            self._ends = [m.end() for m in _NEWLINE.finditer(self.text)]
+            if "\r" in self.text:
+                self._ends = [m.end() for m in _NEWLINE.finditer(self.text)]
+            else:  # the common case, from the lines already split
+                self._ends = list(itertools.accumulate(len(line) + 1 for line in self.lines[:-1]))
         return self._ends
 
     def hot(self, node: ast.stmt) -> bool:
@@ -153,7 +158,8 @@ def parse(data: str | bytes, hot: Words | None = None) -> ParsedSource:
         offsets, aliased = hot.uses_and_aliases(text)
         parsed.hot_lines = parsed.lines_at(offsets)
         joined = text if "\r" not in text else "\n".join(lines)
-        cut = None if aliased else sliced(joined, lines, parsed.hot_lines, parsed.call_lines)  # an alias: by name
+        starts = [0, *parsed._line_ends(), len(text) + 1] if joined is text else None
+        cut = None if aliased else sliced(joined, lines, parsed.hot_lines, parsed.call_lines, starts)  # alias: by name
         if cut is not None:
             try:
                 tree = ast.parse(cut)

@@ -553,3 +553,18 @@ def test_size_functions_and_absent_groups_come_from_the_config() -> None:
     found = findings(src, config=config)
     assert [(f.code, f.confidence.value) for f in found] == [("PG101", "high"), ("PG105", "medium")]
     assert "absent_groups" in found[1].evidence[0]
+
+
+def test_a_collective_imported_under_another_name_with_an_except_fallback_is_still_that_collective() -> None:
+    source = (
+        "try:\n"
+        "    from torch.distributed.distributed_c10d import all_gather_into_tensor as gather_flat\n"
+        "except ImportError:\n"
+        "    from torch.distributed.distributed_c10d import _all_gather_base as gather_flat\n"
+        "def collect(out, shard, grp=None):\n"
+        "    if grp is None:\n"
+        "        return shard\n"
+        "    gather_flat(out, shard, group=grp)\n"
+    )
+    result = analyze_source("m.py", source, CONFIG)
+    assert [(f.code, f.span.line) for f in result.findings] == [("PG103", 6)]

@@ -179,6 +179,16 @@ CASES = [
              if dist.get_world_size(group=self.ep_group) > 1:
                  dist.all_reduce(t, group=self.ep_group)
      """, [("PG104", 7)]),
+    ("aliases: an attribute set to a present group by a conditional expression is not optional", """
+     class Sharder:
+         def __init__(self, outer, shard_pg=None):
+             self.shard_pg = outer if shard_pg is None else shard_pg
+         def scatter(self, out):
+             dist.all_reduce(out, group=self.shard_pg)
+         def other(self, out):
+             if self.shard_pg is not None:
+                 dist.all_reduce(out, group=self.shard_pg)
+     """, [("PG103", 7)]),
     # ---------------------------------------------------------------- size provenance
     ("size: group.size()", """
      def f(t, g=None):

@@ -111,11 +111,12 @@ def analyze_source(path: str, source: str | bytes, config: Config, *, project_pa
 
 
 def _renamed_functions(names: Names, config: Config) -> list[str]:
-    modules = {*config.comm_modules, f"{config.predicate_module}.{config.predicate_name}"}
+    modules = (*config.comm_modules, f"{config.predicate_module}.{config.predicate_name}")
     return sorted(
         local
         for local, target in names.aliases.items()
-        if target.rpartition(".")[0] in modules and local != target.rpartition(".")[2]
+        if local != target.rpartition(".")[2]
+        and any((parent := target.rpartition(".")[0]) == m or parent.startswith(f"{m}.") for m in modules)
     )
 
 

@@ -355,10 +355,27 @@ def _may_be_none(value: ast.expr | None, optional_names: set[str]) -> bool:
     if isinstance(value, ast.Name):
         return value.id in optional_names
     if isinstance(value, ast.IfExp):
-        return _may_be_none(value.body, optional_names) or _may_be_none(value.orelse, optional_names)
+        # `d if g is None else g`, `g if g is not None else d`, `g if g else d`: g is taken only when present
+        present = _present_when(value.test)
+        body = _may_be_none(value.body, optional_names - ({present[0]} if present and present[1] else set()))
+        orelse = _may_be_none(value.orelse, optional_names - ({present[0]} if present and not present[1] else set()))
+        return body or orelse
     if isinstance(value, ast.Call) and dotted(value.func) == "getattr" and len(value.args) == 3:
         return is_none(value.args[2])
     return False
+
+
+def _present_when(test: ast.expr) -> tuple[str, bool] | None:
+    """(name, True) when ``test`` holds only if the name is not None (`g is not None`, `g`), (name, False) when
+    it fails only then (`g is None`, `not g`)."""
+    if isinstance(test, ast.Name):
+        return test.id, True
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Name):
+        return test.operand.id, False
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name) \
+            and is_none(test.comparators[0]) and isinstance(test.ops[0], ast.Is | ast.IsNot | ast.Eq | ast.NotEq):
+        return test.left.id, isinstance(test.ops[0], ast.IsNot | ast.NotEq)
+    return None
 
 
 def _targets(node: ast.Assign | ast.AnnAssign) -> list[ast.expr]:

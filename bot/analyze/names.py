@@ -16,23 +16,26 @@ class Names:
     @classmethod
     def of(cls, tree: ast.Module, package: str | None = None) -> Names:
         aliases: dict[str, str] = {}
-        from bot.analyze.source import statements
+        fallbacks: dict[str, str] = {}  # bound in an `except` handler: used only where the `try` bound nothing
 
-        for node in statements(tree.body):
+        for handler_body, node in _imports(tree.body):
+            into = fallbacks if handler_body else aliases
             if isinstance(node, ast.Import):
                 for a in node.names:
                     if a.asname:
-                        aliases[a.asname] = a.name
+                        into[a.asname] = a.name
                     else:
                         head = a.name.split(".")[0]
-                        aliases[head] = head
-            elif isinstance(node, ast.ImportFrom):
+                        into[head] = head
+            else:
                 base = _absolute(node.module, node.level, package)
                 if base is None:
                     continue
                 for a in node.names:
                     if a.name != "*":
-                        aliases[a.asname or a.name] = f"{base}.{a.name}"
+                        into[a.asname or a.name] = f"{base}.{a.name}"
+        for name, target in fallbacks.items():
+            aliases.setdefault(name, target)  # `try: from x import new as f` / `except ImportError: ... old as f`
         return cls(aliases)
 
     def qualify(self, node: ast.expr) -> str | None:
@@ -48,6 +51,26 @@ class Names:
             return None
         parts.append(head)
         return ".".join(reversed(parts))
+
+
+def _imports(body: list[ast.stmt], in_handler: bool = False) -> list[tuple[bool, ast.Import | ast.ImportFrom]]:
+    """Every import below ``body`` in order, with whether it sits in an `except` handler."""
+    out: list[tuple[bool, ast.Import | ast.ImportFrom]] = []
+    stack: list[tuple[bool, ast.stmt]] = [(in_handler, s) for s in reversed(body)]
+    while stack:
+        handler, stmt = stack.pop()
+        if isinstance(stmt, ast.Import | ast.ImportFrom):
+            out.append((handler, stmt))
+            continue
+        children: list[tuple[bool, ast.stmt]] = []
+        for name in ("body", "orelse", "finalbody"):
+            children += [(handler, c) for c in getattr(stmt, name, None) or [] if isinstance(c, ast.stmt)]
+        for h in getattr(stmt, "handlers", None) or []:
+            children += [(True, c) for c in h.body]
+        for case in getattr(stmt, "cases", None) or []:
+            children += [(handler, c) for c in case.body]
+        stack.extend(reversed(children))
+    return out
 
 
 def _absolute(module: str | None, level: int, package: str | None) -> str | None:

@@ -46,17 +46,32 @@ CASES = [
              return t
          dist.all_reduce(t, group=tp_group)
      """, [("PG103", 2)]),
-    ("narrow: assert", """
+    ("narrow: assert is a precondition, not a guard", """
      def f(t, g=None):
          assert g is not None
          dist.all_reduce(t, group=g)
-     """, [("PG103", 2)]),
-    ("narrow: raise", """
+     """, []),
+    ("narrow: assert, then a size early exit on the present group", """
+     def f(t, g=None):
+         assert g is not None
+         if g.size() == 1:
+             return t
+         dist.all_reduce(t, group=g)
+     """, []),
+    ("narrow: raise is a precondition, not a guard", """
      def f(t, g=None):
          if g is None:
              raise ValueError("no group")
          dist.all_reduce(t, group=g)
-     """, [("PG103", 2)]),
+     """, []),
+    ("narrow: assert narrows, then a None-only early exit elsewhere is still one", """
+     def f(t, g=None, h=None):
+         assert g is not None
+         if h is None:
+             return t
+         dist.all_reduce(t, group=h)
+         dist.all_reduce(t, group=g)
+     """, [("PG103", 3)]),
     ("narrow: continue in a loop", """
      def f(ts, g=None):
          for t in ts:

@@ -231,6 +231,12 @@ class Walker:
                 s = s.copy()
                 self.kill(s, stmt.name)
             return s  # their bodies are walked as functions of their own
+        if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and isinstance(stmt.body[-1], ast.Raise):
+            # `if g is None: raise ...` is a contract, as `assert g is not None` is: after it g is present, but
+            # nothing skips communication, so it is no guard (is_parallel there would refuse a single rank)
+            self.expr(stmt.test, s, stmt)
+            self.block(stmt.body, _took(self.assume(s, stmt.test, True, stmt.test, False), stmt.test, True))
+            return self._contract(s, self.assume(s, stmt.test, False, stmt.test, True))
         if isinstance(stmt, ast.If):
             self.expr(stmt.test, s, stmt)
             then = self.block(stmt.body, _took(self.assume(s, stmt.test, True, stmt.test, False), stmt.test, True))
@@ -270,7 +276,7 @@ class Walker:
             return out
         if isinstance(stmt, ast.Assert):
             self.expr(stmt.test, s, stmt)
-            return self.assume(s, stmt.test, True, stmt.test, False)
+            return self._contract(s, self.assume(s, stmt.test, True, stmt.test, False))
         if isinstance(stmt, (ast.Return, ast.Raise)):
             value = stmt.value if isinstance(stmt, ast.Return) else stmt.exc
             if value is not None:
@@ -312,6 +318,17 @@ class Walker:
             self.expr(stmt.value, s, stmt)
             return s
         return s  # pass, import, global, nonlocal, type aliases
+
+    def _contract(self, before: State, after: State) -> State:
+        """What a precondition leaves: the nullness it establishes, none of the checks (it guards nothing)."""
+        if after.bottom:
+            return after
+        out = after.copy()
+        for key, f in after.groups.items():
+            old = self.facts(before, key)
+            out.groups[key] = Facts(f.null, old.nonnull, old.size, old.pred)
+        out.separate = before.separate
+        return out
 
     def loop(self, stmt: ast.While | ast.For | ast.AsyncFor, s: State, test: ast.expr | None) -> State:
         entry = s

@@ -83,17 +83,28 @@ RULE = Rule(
             "            dist.all_reduce(x, group=self.tp_group)\n",
             unsafe=True,
         ),
-        Invalid(  # an alias of the attribute, narrowed by assert
+        Invalid(  # an alias of the attribute, narrowed by an early exit
             "import torch.distributed as dist\n"
             "class L:\n"
             "    def forward(self, x):\n"
             "        grp = self.ep_group\n"
-            "        assert grp is not None\n"
+            "        if grp is None:\n"
+            "            return x\n"
             "        dist.all_reduce(x, group=grp)\n",
-            flagged="grp is not None",
+            flagged="grp is None",
         ),
     ),
     valid=(
+        # a precondition is no guard: None stops the program instead of skipping the collective
+        "import torch.distributed as dist\n"
+        "def f(x, g=None):\n"
+        "    assert g is not None\n"
+        "    dist.all_reduce(x, group=g)\n",
+        "import torch.distributed as dist\n"
+        "def f(x, g=None):\n"
+        "    if g is None:\n"
+        "        raise ValueError('needs a group')\n"
+        "    dist.all_reduce(x, group=g)\n",
         "from deepspeed.comm import pg_utils\n"
         "import deepspeed.comm as dist\n"
         "def f(t, group=None):\n"

@@ -361,6 +361,27 @@ CASES = [
          if g.size() > 1:
              dist.all_reduce(t, group=g)
      """, []),
+    ("size: `g.size()` in a function with no collective (it guards point-to-point sends)", """
+     def roll(t, cp_group=None):
+         if cp_group is None or cp_group.size() == 1:
+             return t
+         dist.batch_isend_irecv([dist.P2POp(dist.isend, t, 0, group=cp_group)])
+     def total(t, dp_group):
+         dist.all_reduce(t, group=dp_group)  # the file communicates elsewhere (else it is never parsed)
+     """, [("PG102", 2)]),
+    ("size: a helper named for group sizes, beside a None test", """
+     from megatron.core.utils import get_pg_size
+     def f(t, g=None):
+         if g is None or get_pg_size(g) <= 1:
+             return t
+         dist.all_reduce(t, group=g)
+     """, [("PG102", 3)]),
+    ("size: a helper named for group sizes, alone (what it answers for None is its own)", """
+     from megatron.core.utils import get_pg_size
+     def f(t, g=None):
+         if get_pg_size(g) > 1:
+             dist.all_reduce(t, group=g)
+     """, []),
     # ---------------------------------------------------------------- guards however they are split
     ("guard: nested ifs", """
      def f(t, g=None):

@@ -37,3 +37,10 @@ def test_first_word_hit_needs_a_boundary_in_front() -> None:
     assert not first_word_hit(group, "f(process_group=g)")
     assert first_word_hit(group, "f(process_group=g, group = h)")
     assert first_word_hit(group, b"f(group=g)")
+
+
+def test_group_sizes_finds_group_size_calls_and_size_helpers_only() -> None:
+    from bot.analyze.scan import group_sizes
+
+    text = "a = self.tp_group.size()\nb = x.size()\nc = get_pg_size(g)\nd = get_size(g)\ne = tensor.size(0)\n"
+    assert [text[o : o + 8] for o in group_sizes(text)] == ["tp_group", "get_pg_s"]

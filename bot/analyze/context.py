@@ -7,6 +7,7 @@ import ast
 from dataclasses import dataclass, field
 
 from bot.analyze.names import Names, dotted
+from bot.analyze.scan import SIZE_HELPER
 from bot.analyze.source import ParsedSource
 from bot.analyze.terms import is_none
 from bot.config import Config
@@ -119,6 +120,21 @@ class Context:
         if group is None or is_none(group):
             return None
         return group
+
+    def size_helper_group(self, node: ast.AST) -> ast.expr | None:
+        """The group of a helper that measures one by its name (`get_pg_size(g)`, from anywhere but a comm
+        module, whose own size functions are `world_size_group`'s): g's size, with no word on what it is for
+        None (such helpers usually answer 1), so it is never reported alone, only beside a None test."""
+        if not isinstance(node, ast.Call) or len(node.args) != 1 or node.keywords:
+            return None
+        name = dotted(node.func)
+        if name is None or not SIZE_HELPER.match(name.rpartition(".")[2]):
+            return None
+        qualified = self.names.qualify(node.func)
+        if qualified is not None and self.comm_module_of(qualified) is not None:
+            return None
+        arg = node.args[0]
+        return arg if isinstance(arg, (ast.Name, ast.Attribute)) else None
 
     def is_predicate(self, call: ast.Call) -> bool:
         qualified = self.names.qualify(call.func)

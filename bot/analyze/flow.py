@@ -506,6 +506,11 @@ class Walker:
             if key is None:
                 return Separate("mpu-size", dotted(group) or "a call")  # `get_world_size(group=mpu.get_x())`
             return SizeOf(key, None)
+        helped = self.ctx.size_helper_group(node)
+        if helped is not None:
+            key = self.canon(helped, s)
+            if key is not None and self.is_group(key):
+                return SizeOf(key, UNREACHABLE)  # what it answers for None is unknown: never a finding alone
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size" \
                 and not node.args and not node.keywords:
             key = self.canon(node.func.value, s)

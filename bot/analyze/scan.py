@@ -96,3 +96,29 @@ class Words:
 _AS = re.compile(r"[ \t]+as\b")
 _TAIL = re.compile(r"\w*")
 _TAIL_BYTES = re.compile(rb"\w*")
+
+
+_DOT_SIZE = re.compile(r"\.size\([ \t]*\)")
+_SIZE_CALL = re.compile(r"_size[ \t]*\(")
+GROUP_NAME = re.compile(r"group|(^|_)pg$|(^|_)pg_|process_group", re.I)
+# a helper measuring a group by its name: `get_pg_size(g)`, `group_size(g)`, `_get_process_group_size(g)`
+SIZE_HELPER = re.compile(r"^_?(?:get_)?(?:\w*_)?(?:pg|group|process_group)_size$")
+
+
+def group_sizes(text: str) -> list[int]:
+    """Offsets where a group's size is asked without a comm module's `get_world_size`: `tp_group.size()` and
+    size helpers named for groups (`get_pg_size(g)`); their lines are hot too."""
+    found = []
+    for m in _DOT_SIZE.finditer(text):
+        start = m.start()
+        while word_before(text, start):
+            start -= 1
+        if GROUP_NAME.search(text[start : m.start()]):
+            found.append(start)
+    for m in _SIZE_CALL.finditer(text):
+        start = m.start()
+        while word_before(text, start):
+            start -= 1
+        if SIZE_HELPER.match(text[start : m.start() + 5]):
+            found.append(start)
+    return found

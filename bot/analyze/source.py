@@ -15,7 +15,7 @@ import tokenize
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from bot.analyze.scan import Words, word_before
+from bot.analyze.scan import Words, group_sizes, word_before
 from bot.analyze.slicing import sliced
 from bot.model import Span
 
@@ -156,7 +156,7 @@ def parse(data: str | bytes, hot: Words | None = None) -> ParsedSource:
         parsed.hot_lines = list(range(1, len(lines) + 1))
     else:
         offsets, aliased = hot.uses_and_aliases(text)
-        parsed.hot_lines = parsed.lines_at(offsets)
+        parsed.hot_lines = parsed.lines_at(sorted({*offsets, *group_sizes(text)}))
         joined = text if "\r" not in text else "\n".join(lines)
         starts = [0, *parsed._line_ends(), len(text) + 1] if joined is text else None
         cut = None if aliased else sliced(joined, lines, parsed.hot_lines, parsed.call_lines, starts)  # alias: by name

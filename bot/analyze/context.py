@@ -127,8 +127,9 @@ class Context:
         None (such helpers usually answer 1), so it is never reported alone, only beside a None test."""
         if not isinstance(node, ast.Call) or len(node.args) != 1 or node.keywords:
             return None
-        name = dotted(node.func)
-        if name is None or not SIZE_HELPER.match(name.rpartition(".")[2]):
+        func = node.func
+        leaf = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        if not leaf.endswith("_size") or not SIZE_HELPER.match(leaf):
             return None
         qualified = self.names.qualify(node.func)
         if qualified is not None and self.comm_module_of(qualified) is not None:

@@ -62,6 +62,8 @@ def _imports(body: list[ast.stmt], in_handler: bool = False) -> list[tuple[bool,
         if isinstance(stmt, ast.Import | ast.ImportFrom):
             out.append((handler, stmt))
             continue
+        if not isinstance(stmt, _BLOCKS):
+            continue  # a simple statement holds no import
         children: list[tuple[bool, ast.stmt]] = []
         for name in ("body", "orelse", "finalbody"):
             children += [(handler, c) for c in getattr(stmt, name, None) or [] if isinstance(c, ast.stmt)]
@@ -71,6 +73,10 @@ def _imports(body: list[ast.stmt], in_handler: bool = False) -> list[tuple[bool,
             children += [(handler, c) for c in case.body]
         stack.extend(reversed(children))
     return out
+
+
+_BLOCKS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While, ast.With,
+           ast.AsyncWith, ast.Try, getattr(ast, "TryStar", ast.Try), ast.Match)
 
 
 def _absolute(module: str | None, level: int, package: str | None) -> str | None:

@@ -64,7 +64,7 @@ def sliced(text: str, lines: list[str], hot: list[int], call_lines: Callable[[se
             break
         names |= new
         hot_lines = sorted(set(hot_lines) | call_lines(new))
-    size_attrs = set(_SIZE_ATTR.findall(text))
+    size_attrs = {a for line in lines if "get_world_size" in line for a in _SIZE_ATTR.findall(line)}
     cut = [c for c in chunks if c not in keep and not _holds_facts(lines[c.start - 1 : c.end], size_attrs)]
     if not cut:
         return None
@@ -151,7 +151,8 @@ def _chunk(lines: list[str], first: int, last: int, indent: str, apply: str | No
         return None
     name = match.group(1)
     decorators = "".join(lines[first:i])
-    short = last - first < _SHORT or sum(1 for line in lines[first : last + 1] if line.strip()) <= _SHORT
+    short = last - first < _SHORT or next(
+        (False for n, _ in enumerate(line for line in lines[first : last + 1] if line.strip()) if n >= _SHORT), True)
     always = apply is not None or short or name == "__init__" or "property" in decorators
     return Chunk(first + 1, last + 1, name, indent, always, apply)
 

@@ -444,6 +444,18 @@ CASES = [
              return t
          dist.all_reduce(t, group=group)
      """, []),
+    ("guard: flags on groups named `*_grp`, then a loop over (buffers, group) pairs", """
+     def fold(a_grads, b_grads, a_grp=None, b_grp=None):
+         a_on = a_grp is not None and a_grp.size() > 1
+         b_on = b_grp is not None and b_grp.size() > 1
+         if not a_on and not b_on:
+             return
+         for bufs, grp in ((a_grads, a_grp), (b_grads, b_grp)):
+             if not bufs or grp is None or grp.size() <= 1:
+                 continue
+             for t in bufs:
+                 dist.all_reduce(t, group=grp)
+     """, [("PG101", 2), ("PG101", 3), ("PG102", 7)]),
     # ---------------------------------------------------------------- which None
     ("none: evidence from another None-checked collective", """
      def f(t, g=None):

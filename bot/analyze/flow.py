@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from bot.analyze.context import Collective
 from bot.analyze.env import FunctionInfo, ModuleEnv
 from bot.analyze.names import dotted
+from bot.analyze.scan import GROUP_NAME
 from bot.analyze.terms import (
     UNREACHABLE,
     Const,
@@ -38,7 +39,7 @@ from bot.analyze.terms import (
 )
 
 _SIZE_LIKE = re.compile(r"size|world|degree|parallel|num_|ranks|(^|_)ws($|_)|(^|_)(tp|dp|ep|mp|pp|sp|cp)$", re.I)
-_GROUP_LIKE = re.compile(r"group|(^|_)pg$|(^|_)pg_|process_group", re.I)
+_GROUP_LIKE = GROUP_NAME
 _MAX_DEPTH = 8  # how deep flags / local predicates are expanded into one another
 
 

@@ -20,13 +20,15 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bot.analyze.scan import GROUP_NAME
+
 _TRIPLE = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'')
 _TOP = re.compile(r"^[^ \t\n#)\]}]", re.M)  # a line at the margin that can start a statement
 _CLASS = re.compile(r"class[ \t]+(\w+)")
 _DEF = re.compile(r"[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
 _SELF_ASSIGN = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=(?!=)")
 _SIZE_ATTR = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=[^=\n][^\n]*get_world_size")
-_GROUP_LIKE = re.compile(r"group|(^|_)pg$|(^|_)pg_|process_group", re.I)
+_GROUP_LIKE = GROUP_NAME
 _IMPORT_COMM = re.compile(r"^\s*(?:from|import)\s[^\n]*(?:distributed|comm|deepspeed)", re.M)
 _SHORT = 6  # code lines: a local predicate or a tiny helper costs nothing to parse
 HELPER_LEVELS = 4  # as many as bot.analyze.module follows

@@ -382,6 +382,12 @@ CASES = [
          if get_pg_size(g) > 1:
              dist.all_reduce(t, group=g)
      """, []),
+    ("size: a truthiness fallback makes a None-safe size too", """
+     def f(t, g=None):
+         ws = dist.get_world_size(g) if g else 1
+         if ws > 1:
+             dist.all_reduce(t, group=g)
+     """, [("PG101", 3)]),
     # ---------------------------------------------------------------- guards however they are split
     ("guard: nested ifs", """
      def f(t, g=None):
@@ -456,6 +462,22 @@ CASES = [
              for t in bufs:
                  dist.all_reduce(t, group=grp)
      """, [("PG101", 2), ("PG101", 3), ("PG102", 7)]),
+    ("across: a partial bound to a name runs where it is called", """
+     import functools
+     def f(t, g=None):
+         red = functools.partial(dist.all_reduce, group=g)
+         if g is not None:
+             red(t)
+     def h(t, g=None):
+         red = functools.partial(dist.all_reduce, group=g)
+         red = print
+         red(t)
+     def k(params, g=None):
+         if g is None:
+             return
+         op = functools.partial(dist.broadcast, src=0, group=g)
+         communicate(params, op)
+     """, [("PG103", 4), ("PG103", 11)]),
     # ---------------------------------------------------------------- which None
     ("none: evidence from another None-checked collective", """
      def f(t, g=None):

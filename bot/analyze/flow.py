@@ -203,6 +203,7 @@ class Walker:
         # every `self.x = ...` with what it holds there (filled when set: the class summary's second source)
         self.attribute_sizes: list[tuple[str, SizeTerm | None]] | None = None
         self._origins: dict[str, Facts] = {}
+        self.partials: dict[str, Collective] = {}  # local name -> the collective a `functools.partial` bound to it runs
         klass = env.class_of(function) if function is not None else None
         self.summary = summaries.get(id(klass.node)) if klass is not None else None
 
@@ -374,6 +375,8 @@ class Walker:
             if isinstance(target, ast.Starred):
                 self.kill_target(s, target.value)
             return
+        if text in self.partials and not (isinstance(value, ast.Call) and self.ctx.partial_collective(value)):
+            del self.partials[text]  # rebound to something else
         # Read the value in the state before the target is killed: `g = g or WORLD` reads the old g.
         null, copied, world = self.value_null(value, s)
         term = self.term(value, s)
@@ -740,6 +743,9 @@ class Walker:
         expressions only when they span an interesting line."""
         if self.lines is None or isinstance(node, (ast.BoolOp, ast.Compare, ast.UnaryOp, ast.IfExp)):
             return True
+        if isinstance(node, ast.Call) and self.partials and any(
+                isinstance(n, ast.Name) and n.id in self.partials for n in (node.func, *node.args)):
+            return True
         start, end = node.lineno, node.end_lineno or node.lineno
         i = bisect.bisect_left(self.lines, start)
         return i < len(self.lines) and self.lines[i] <= end
@@ -781,11 +787,21 @@ class Walker:
         if ctx.is_predicate(call):
             self.sites.predicate_calls.add(id(call))
             return
-        coll = ctx.collective(call)
-        partial = False
+        coll = self.partials.get(call.func.id) if isinstance(call.func, ast.Name) else None
+        if coll is None:  # `communicate(grads, red)`: handed to a helper that runs it, here
+            coll = next((self.partials[a.id] for a in [*call.args, *(k.value for k in call.keywords)]
+                         if isinstance(a, ast.Name) and a.id in self.partials), None)
+        partial = coll is not None  # `red(t)` after `red = partial(dist.all_reduce, group=g)`: it runs here
+        if coll is None:
+            coll = ctx.collective(call)
         if coll is None:
             coll = ctx.partial_collective(call)
             partial = coll is not None
+            if partial and isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1 \
+                    and isinstance(stmt.targets[0], ast.Name):
+                assert coll is not None
+                self.partials[stmt.targets[0].id] = coll  # decided where it is called, with the facts there
+                return
         if coll is not None:
             key = self.canon(coll.group, s) if coll.group is not None else None
             used = not (isinstance(stmt, ast.Expr) and stmt.value is call)
@@ -894,7 +910,8 @@ def join_term(ta: SizeTerm | None, a: State, tb: SizeTerm | None, b: State, w: W
     for x, xs, y, ys in ((ta, a, tb, b), (tb, b, ta, a)):
         if isinstance(x, SizeOf) and isinstance(y, Const):
             null_x, null_y = w.facts(xs, x.group).null, w.facts(ys, x.group).null
-            if null_y == Null.NONE and null_x == Null.NOT_NONE:
+            if null_x == Null.NOT_NONE and null_y != Null.NOT_NONE:
+                # the size's path needs the group; a None group (falsy too: `if g` / `else 1`) takes the other
                 return SizeOf(x.group, y.value, x.via)
             if null_y == Null.NONE:
                 return SizeOf(x.group, y.value if x.when_none in (None, UNREACHABLE) else None, x.via)

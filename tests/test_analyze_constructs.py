@@ -569,6 +569,22 @@ CASES = [
          if g is not None:
              _outer(t, g)
      """, [("PG103", 6)]),
+    ("calls: three helpers deep is as far as it goes", """
+     def _a(t, group):
+         dist.all_reduce(t, group=group)
+     def _b(t, group):
+         _a(t, group)
+     def _c(t, group):
+         _b(t, group)
+     def f(t, g=None):
+         if g is not None:
+             _c(t, g)
+     def _d(t, group):
+         _c(t, group)
+     def too_far(t, g=None):
+         if g is not None:
+             _d(t, g)
+     """, [("PG103", 8)]),
     ("calls: autograd Function", """
      import torch
      class Reduce(torch.autograd.Function):

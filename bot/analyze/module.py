@@ -152,7 +152,7 @@ def _interesting_lines(env: ModuleEnv, source: ParsedSource) -> list[int]:
     return sorted(lines)
 
 
-_MAX_HELPER_LEVELS = 4
+_MAX_HELPER_LEVELS = 3  # callers of callers of callers: verdicts follow helpers 3 deep (their callers are the 3rd level)
 
 
 

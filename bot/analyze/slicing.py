@@ -31,7 +31,7 @@ _SIZE_ATTR = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=[^=\n][^\n]*get_world_size
 _GROUP_LIKE = GROUP_NAME
 _IMPORT_COMM = re.compile(r"^\s*(?:from|import)\s[^\n]*(?:distributed|comm|deepspeed)", re.M)
 _SHORT = 6  # code lines: a local predicate or a tiny helper costs nothing to parse
-HELPER_LEVELS = 4  # as many as bot.analyze.module follows
+HELPER_LEVELS = 3  # as many as bot.analyze.module follows
 
 
 @dataclass(frozen=True)

@@ -608,6 +608,12 @@ CASES = [
              reduce = functools.partial(dist.all_reduce, group=g)
              reduce(t)
      """, [("PG103", 3)]),
+    ("calls: a collective handed to asyncio.to_thread runs there", """
+     import asyncio
+     async def f(t, g=None):
+         if g is not None:
+             await asyncio.to_thread(dist.all_reduce, t, group=g)
+     """, [("PG103", 3)]),
     ("calls: functional collectives", """
      import torch.distributed._functional_collectives as funcol
      def f(t, g=None):

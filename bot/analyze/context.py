@@ -46,6 +46,9 @@ class Collective:
     family: str  # "c10d", "funcol", "nn"
 
 
+_RUNS_LATER = {"functools.partial", "partial", "asyncio.to_thread"}  # first argument: the function it runs
+
+
 @dataclass
 class Context:
     path: str
@@ -96,8 +99,9 @@ class Context:
         return Collective(name, _argument(call, "group", table.get(name)), family)
 
     def partial_collective(self, call: ast.Call) -> Collective | None:
-        """`functools.partial(dist.all_reduce, group=g)`: the collective it will run, on g."""
-        if self.names.qualify(call.func) not in {"functools.partial", "partial"} or not call.args:
+        """`functools.partial(dist.all_reduce, group=g)` (or `asyncio.to_thread(dist.all_reduce, t, group=g)`,
+        which runs it there): the collective it will run, on g."""
+        if self.names.qualify(call.func) not in _RUNS_LATER or not call.args:
             return None
         target = call.args[0]
         if not isinstance(target, (ast.Name, ast.Attribute)):

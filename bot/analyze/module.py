@@ -183,7 +183,7 @@ def _assigned_sizes(assigned: list[tuple[str, SizeTerm | None]]) -> dict[str, Si
     for key, term in assigned:
         merged[key] = _combine(merged[key], term) if key in merged else term
     return {k: SizeOf(t.group, t.when_none, k) for k, t in merged.items()
-            if isinstance(t, SizeOf) and t.none_safe and t.when_none != UNREACHABLE}
+            if isinstance(t, SizeOf) and t.none_safe and t.fallback is not None}
 
 
 def _plain_assignments(method: FunctionInfo) -> Iterator[tuple[str, SizeTerm | None]]:

@@ -59,6 +59,12 @@ class SizeOf:
         """A test `term > 1` on it is False for None: it checks presence too (`is_parallel` in one term)."""
         return self.when_none is not None and self.when_none <= 1
 
+    @property
+    def fallback(self) -> int | None:
+        """The value written for a None group (`ws(g) if g is not None else 1` -> 1); None when there is none:
+        the WORLD size, or never computed for a None group (UNREACHABLE)."""
+        return None if self.when_none is None or self.when_none == UNREACHABLE else self.when_none
+
 
 UNREACHABLE = -(10**9)  # sentinel for SizeOf.when_none: never evaluated when the group is None
 

@@ -13,7 +13,7 @@ from functools import cached_property
 from bot.analyze.env import FunctionInfo
 from bot.analyze.flow import Atom, CallSite, ChainSite, Check, CollectiveSite, Facts, _single_return
 from bot.analyze.module import ModuleFacts
-from bot.analyze.terms import UNREACHABLE, Null, SizeOf
+from bot.analyze.terms import Null, SizeOf
 from bot.model import Confidence
 
 
@@ -208,8 +208,7 @@ def _split(site: CollectiveSite, f: Facts, paired: set[tuple[int, int]]) -> Spli
     if not nones:
         # A None-safe size alone (`n > 1` with `n = ws(g) if g is not None else 1`): the None test sits in the
         # size's definition, so this one comparison is the whole hand-written guard.
-        safe = [c for c in f.size if c in f.nonnull and isinstance(c.term, SizeOf) and c.term.when_none is not None
-                and c.term.when_none != UNREACHABLE]
+        safe = [c for c in f.size if c in f.nonnull and isinstance(c.term, SizeOf) and c.term.fallback is not None]
         return Split(site, min(safe, key=_pos), min(safe, key=_pos)) if safe else None
     if any((id(n.node), id(c.node)) in paired for n in nones for c in f.size):
         return None  # one chain, reported as such

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bot.analyze.env import FunctionInfo
 from bot.analyze.rules.base import Reporter, code_span
-from bot.analyze.terms import UNREACHABLE, SizeOf
+from bot.analyze.terms import SizeOf
 from bot.analyze.verdicts import Pair, Split
 from bot.model import GuardPayload, Payload, Rule, Span, SplitGuardPayload
 
@@ -35,9 +35,7 @@ def report_pair(r: Reporter, rule: Rule, pair: Pair) -> None:
 
 
 def _fallback(term: SizeOf | None) -> int | None:
-    if term is None or term.via is None or term.when_none is None or term.when_none == UNREACHABLE:
-        return None
-    return term.when_none
+    return term.fallback if term is not None and term.via is not None else None
 
 
 def report_split(r: Reporter, rule: Rule, split: Split) -> None:
@@ -59,15 +57,12 @@ def report_split(r: Reporter, rule: Rule, split: Split) -> None:
         nonmember_bug=compare.nonmember_bug,
         collective=split.site.collective.name,
     )
-    term = split.size.term if isinstance(split.size.term, SizeOf) else None
-    shape, note = ("", f" (a size that is {_fallback_text(term)} when `{split.site.key}` is None)") if safe \
-        else ("split over several tests ", "")
+    shape, note = "split over several tests ", ""
+    if safe:
+        fallback = split.size.term.fallback if isinstance(split.size.term, SizeOf) else None
+        shape, note = "", f" (a size that is {1 if fallback is None else fallback} when `{split.site.key}` is None)"
     _emit(r, rule, r.span(first), text, split.site.key, negated, compare.op, compare.bound,
           compare.nonmember_bug, "split", payload, split.site.function, shape=shape, note=note)
-
-
-def _fallback_text(term: SizeOf | None) -> str:
-    return str(term.when_none) if term is not None and term.when_none is not None else "1"
 
 
 def _emit(r: Reporter, rule: Rule, span: Span, text: str, group: str, negated: bool, op: str, bound: int,

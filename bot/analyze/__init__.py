@@ -19,7 +19,7 @@ from bot.analyze.module import analyze_module
 from bot.analyze.names import Names, package_of
 from bot.analyze.parallel import map_forked
 from bot.analyze.rules import MODULES, RULES, Reporter
-from bot.analyze.scan import Words, first_word_hit, group_sizes, led
+from bot.analyze.scan import Words, first_word_hit, led
 
 __all__ = ["RULES", "analyze_paths", "analyze_source"]  # the file walk and project root: bot.files
 from bot.analyze.source import UnreadableSource, parse
@@ -96,8 +96,7 @@ def analyze_source(path: str, source: str | bytes, config: Config, *, project_pa
     names = Names.of(parsed.tree, package_of(project_path))
     renamed = _renamed_functions(names, config)
     if renamed:  # `from torch.distributed import get_world_size as ws`: lines calling `ws` matter too
-        offsets = (prefilter.words | renamed).offsets(parsed.text, uses=True)
-        parsed.hot_lines = parsed.lines_at(sorted({*offsets, *group_sizes(parsed.text)}))
+        parsed.find_hot(prefilter.words | renamed)
     ctx = Context(path, parsed, names, config)
     try:
         module = analyze_module(ctx)

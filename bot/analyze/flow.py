@@ -39,7 +39,6 @@ from bot.analyze.terms import (
 )
 
 _SIZE_LIKE = re.compile(r"size|world|degree|parallel|num_|ranks|(^|_)ws($|_)|(^|_)(tp|dp|ep|mp|pp|sp|cp)$", re.I)
-_GROUP_LIKE = GROUP_NAME
 _MAX_DEPTH = 8  # how deep flags / local predicates are expanded into one another
 
 
@@ -494,7 +493,7 @@ class Walker:
         return origin
 
     def is_group(self, key: str) -> bool:
-        return key in self.group_keys or bool(_GROUP_LIKE.search(key.rpartition(".")[2]))
+        return key in self.group_keys or bool(GROUP_NAME.search(key.rpartition(".")[2]))
 
     # ================================================================ size terms
 

@@ -23,6 +23,13 @@ def word_before(data: str | bytes, offset: int) -> bool:
     return ch == "_" or ch.isalnum()
 
 
+def word_start(data: str | bytes, offset: int) -> int:
+    """Where the identifier holding ``offset`` begins."""
+    while word_before(data, offset):
+        offset -= 1
+    return offset
+
+
 def led(pattern: str) -> tuple[re.Pattern[str], re.Pattern[bytes]]:
     """A literal-led pattern compiled for text and for bytes."""
     return re.compile(pattern), re.compile(pattern.encode())
@@ -41,10 +48,7 @@ def _used(text: str, start: int, end: int) -> bool:
     if _AFTER.match(text, end):
         return True
     if start > 0 and text[start - 1] == ".":  # `dist.all_reduce` as a value, but not `self.reduce_scatter` (a flag)
-        q = start - 1
-        while word_before(text, q):
-            q -= 1
-        return text[q : start - 1] not in ("self", "cls")
+        return text[word_start(text, start - 1) : start - 1] not in ("self", "cls")
     return False
 
 
@@ -82,9 +86,7 @@ class Words:
         for patterns in self._cores:
             pattern: re.Pattern[str] | re.Pattern[bytes] = patterns[1] if isinstance(data, bytes) else patterns[0]
             for m in pattern.finditer(data):  # type: ignore[arg-type]
-                start = m.start()
-                while word_before(data, start):
-                    start -= 1
+                start = word_start(data, m.start())
                 end = tail.match(data, m.end()).end()  # type: ignore[union-attr, arg-type]
                 if data[start:end] in words:
                     yield start, end
@@ -111,15 +113,11 @@ def group_sizes(text: str) -> list[int]:
     size helpers named for groups (`get_pg_size(g)`); their lines are hot too."""
     found = []
     for m in _DOT_SIZE.finditer(text):
-        start = m.start()
-        while word_before(text, start):
-            start -= 1
+        start = word_start(text, m.start())
         if GROUP_NAME.search(text[start : m.start()]):
             found.append(start)
     for m in _SIZE_CALL.finditer(text):
-        start = m.start()
-        while word_before(text, start):
-            start -= 1
+        start = word_start(text, m.start())
         if SIZE_HELPER.match(text[start : m.start() + 5]):
             found.append(start)
     return found

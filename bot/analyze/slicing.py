@@ -28,7 +28,6 @@ _CLASS = re.compile(r"class[ \t]+(\w+)")
 _DEF = re.compile(r"[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
 _SELF_ASSIGN = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=(?!=)")
 _SIZE_ATTR = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=[^=\n][^\n]*get_world_size")
-_GROUP_LIKE = GROUP_NAME
 _IMPORT_COMM = re.compile(r"^\s*(?:from|import)\s[^\n]*(?:distributed|comm|deepspeed)", re.M)
 _SHORT = 6  # code lines: a local predicate or a tiny helper costs nothing to parse
 HELPER_LEVELS = 3  # as many as bot.analyze.module follows
@@ -87,7 +86,7 @@ def _holds_facts(body: list[str], size_attrs: set[str]) -> bool:
     text = "\n".join(body)
     if _IMPORT_COMM.search(text):
         return True
-    return any(_GROUP_LIKE.search(a) or a in size_attrs for a in _SELF_ASSIGN.findall(text))
+    return any(GROUP_NAME.search(a) or a in size_attrs for a in _SELF_ASSIGN.findall(text))
 
 
 def _chunks(text: str, lines: list[str], starts: list[int] | None) -> list[Chunk]:

@@ -41,9 +41,12 @@ class ParsedSource:
     _ends: list[int] | None = None
     _called: dict[str, set[int]] = field(default_factory=dict)
 
-    def lines_matching(self, pattern: re.Pattern[str]) -> list[int]:
-        """1-based numbers of the lines where ``pattern`` matches (line ends as ast counts them)."""
-        return self.lines_at(m.start() for m in pattern.finditer(self.text))
+    def find_hot(self, words: Words) -> bool:
+        """Set ``hot_lines``: where a hot word is used as a function, or a group's size is asked. Returns whether
+        a hot word is imported under another name (then its lines are found by that name)."""
+        offsets, aliased = words.uses_and_aliases(self.text)
+        self.hot_lines = self.lines_at(sorted({*offsets, *group_sizes(self.text)}))
+        return aliased
 
     def lines_at(self, offsets: Iterable[int]) -> list[int]:
         """Sorted distinct 1-based line numbers of sorted text offsets."""
@@ -155,8 +158,7 @@ def parse(data: str | bytes, hot: Words | None = None) -> ParsedSource:
     if hot is None:
         parsed.hot_lines = list(range(1, len(lines) + 1))
     else:
-        offsets, aliased = hot.uses_and_aliases(text)
-        parsed.hot_lines = parsed.lines_at(sorted({*offsets, *group_sizes(text)}))
+        aliased = parsed.find_hot(hot)
         joined = text if "\r" not in text else "\n".join(lines)
         starts = [0, *parsed._line_ends(), len(text) + 1] if joined is text else None
         cut = None if aliased else sliced(joined, lines, parsed.hot_lines, parsed.call_lines, starts)  # alias: by name

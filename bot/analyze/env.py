@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from bot.analyze.context import Context
 from bot.analyze.names import dotted
+from bot.analyze.source import COMPOUND
 from bot.analyze.terms import Null, is_none
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
@@ -53,6 +54,8 @@ class ClassInfo:
     node: ast.ClassDef
     qualname: str
     methods: dict[str, FunctionInfo] = field(default_factory=dict)
+    lambdas: dict[str, ast.Lambda] = field(default_factory=dict)  # class-level `is_tp = lambda g: ...`
+    autograd: bool | None = None  # a torch.autograd.Function (through bases here); None: not asked yet
     _optional: set[str] | None = None  # computed on first use: most classes are never asked
 
     @property
@@ -61,8 +64,6 @@ class ClassInfo:
         if self._optional is None:
             self._optional = _optional_attributes(self)
         return self._optional
-    lambdas: dict[str, ast.Lambda] = field(default_factory=dict)  # class-level `is_tp = lambda g: ...`
-    autograd: bool | None = None  # a torch.autograd.Function (through bases here); None: not asked yet
 
 
 @dataclass
@@ -388,7 +389,7 @@ def _targets(node: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
 
 
 def _child_blocks(stmt: ast.stmt) -> Iterator[list[ast.stmt]]:
-    if not isinstance(stmt, _BLOCKS):
+    if not isinstance(stmt, COMPOUND):
         return  # simple statements (most of them) hold no block
     for name in ("body", "orelse", "finalbody"):
         block = getattr(stmt, name, None)
@@ -398,10 +399,6 @@ def _child_blocks(stmt: ast.stmt) -> Iterator[list[ast.stmt]]:
         yield handler.body
     for case in getattr(stmt, "cases", []) or []:
         yield case.body
-
-
-_BLOCKS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, getattr(ast, "TryStar", ast.Try),
-           ast.Match, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:

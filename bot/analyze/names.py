@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from bot.analyze.source import COMPOUND
+
 
 @dataclass
 class Names:
@@ -62,7 +64,7 @@ def _imports(body: list[ast.stmt], in_handler: bool = False) -> list[tuple[bool,
         if isinstance(stmt, ast.Import | ast.ImportFrom):
             out.append((handler, stmt))
             continue
-        if not isinstance(stmt, _BLOCKS):
+        if not isinstance(stmt, COMPOUND):
             continue  # a simple statement holds no import
         children: list[tuple[bool, ast.stmt]] = []
         for name in ("body", "orelse", "finalbody"):
@@ -73,10 +75,6 @@ def _imports(body: list[ast.stmt], in_handler: bool = False) -> list[tuple[bool,
             children += [(handler, c) for c in case.body]
         stack.extend(reversed(children))
     return out
-
-
-_BLOCKS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While, ast.With,
-           ast.AsyncWith, ast.Try, getattr(ast, "TryStar", ast.Try), ast.Match)
 
 
 def _absolute(module: str | None, level: int, package: str | None) -> str | None:

@@ -191,7 +191,7 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")  # the line ends ast counts
 _CALL_OF: dict[str, re.Pattern[str]] = {}  # called name -> `name\s*\(`, shared by every file
 
 
-_COMPOUND = (
+COMPOUND = (  # statements that hold blocks of statements (and the block holders within them)
     ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While, ast.With,
     ast.AsyncWith, ast.Try, getattr(ast, "TryStar", ast.Try), ast.Match, ast.ExceptHandler, ast.match_case,
 )
@@ -206,7 +206,7 @@ def statements(body: Sequence[ast.AST], only: ParsedSource | None = None) -> Ite
         if only is not None and isinstance(stmt, ast.stmt) and not only.hot(stmt):
             continue
         yield stmt
-        if isinstance(stmt, _COMPOUND):
+        if isinstance(stmt, COMPOUND):
             for name in ("body", "orelse", "finalbody", "handlers", "cases"):
                 children = getattr(stmt, name, None)
                 if children:

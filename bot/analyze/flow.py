@@ -389,11 +389,7 @@ class Walker:
         elif term is not None:
             s.sizes[text] = term
         if self.attribute_sizes is not None and text.startswith("self."):
-            if isinstance(term, SizeOf) and not term.group.startswith("self."):
-                # `self.g = g` then `self.ws = ws(g)`: across methods only the attribute names the group
-                owner = next((a for a, b in s.same.items() if b == term.group and a.startswith("self.")), None)
-                term = SizeOf(owner, term.when_none) if owner is not None else None
-            self.attribute_sizes.append((text, term))
+            self.attribute_sizes.append((text, across_methods(term, s) if isinstance(term, SizeOf) else term))
         if flag is not None:
             s.flags[text] = flag
         if copied is not None:
@@ -742,8 +738,7 @@ class Walker:
         expressions only when they span an interesting line."""
         if self.lines is None or isinstance(node, (ast.BoolOp, ast.Compare, ast.UnaryOp, ast.IfExp)):
             return True
-        if isinstance(node, ast.Call) and self.partials and any(
-                isinstance(n, ast.Name) and n.id in self.partials for n in (node.func, *node.args)):
+        if isinstance(node, ast.Call) and self._partial_run(node) is not None:
             return True
         start, end = node.lineno, node.end_lineno or node.lineno
         i = bisect.bisect_left(self.lines, start)
@@ -781,16 +776,23 @@ class Walker:
             elif isinstance(child, ast.comprehension):
                 self._expr(child.iter, s, stmt)
 
+    def _partial_run(self, call: ast.Call) -> Collective | None:
+        """The collective a named `functools.partial` runs at this call: `red(t)` after
+        `red = partial(dist.all_reduce, group=g)`, or `communicate(grads, red)`, handed to a helper that runs it."""
+        if not self.partials:
+            return None
+        for n in (call.func, *call.args, *(k.value for k in call.keywords)):
+            if isinstance(n, ast.Name) and n.id in self.partials:
+                return self.partials[n.id]
+        return None
+
     def call(self, call: ast.Call, s: State, stmt: ast.stmt) -> None:
         ctx = self.ctx
         if ctx.is_predicate(call):
             self.sites.predicate_calls.add(id(call))
             return
-        coll = self.partials.get(call.func.id) if isinstance(call.func, ast.Name) else None
-        if coll is None:  # `communicate(grads, red)`: handed to a helper that runs it, here
-            coll = next((self.partials[a.id] for a in [*call.args, *(k.value for k in call.keywords)]
-                         if isinstance(a, ast.Name) and a.id in self.partials), None)
-        partial = coll is not None  # `red(t)` after `red = partial(dist.all_reduce, group=g)`: it runs here
+        coll = self._partial_run(call)
+        partial = coll is not None
         if coll is None:
             coll = ctx.collective(call)
         if coll is None:
@@ -862,6 +864,15 @@ class Walker:
             if key is not None and self.is_group(key):
                 return Atom(index, node, key, "none", is_none=inner is not node)
         return None
+
+
+def across_methods(term: SizeOf, s: State) -> SizeOf | None:
+    """A size as another method of the class reads it: its group named by an attribute (`self.g = g` then
+    `self.ws = ws(g)`: only `self.g` means anything elsewhere); None when no attribute holds that group."""
+    if term.group.startswith("self."):
+        return term
+    owner = next((a for a, b in s.same.items() if b == term.group and a.startswith("self.")), None)
+    return replace(term, group=owner) if owner is not None else None
 
 
 # ==================================================================== joins

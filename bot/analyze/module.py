@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from bot.analyze.context import Context
 from bot.analyze.env import FunctionInfo, ModuleEnv
-from bot.analyze.flow import Sites, Summary, Walker
+from bot.analyze.flow import Sites, Summary, Walker, across_methods
 from bot.analyze.names import dotted
 from bot.analyze.scan import word_before
 from bot.analyze.source import ParsedSource, statements
@@ -68,12 +68,11 @@ def analyze_module(ctx: Context) -> ModuleFacts:
             end = walker.run()
             facts.walked.add(id(method.node))
             for key, term in end.sizes.items():
-                if key.startswith("self.") and isinstance(term, SizeOf) and not term.group.startswith("self."):
-                    # `self.g = g` then `self.ws = ws(g)`: across methods only the attribute names the group
-                    owner = next((a for a, b in end.same.items() if b == term.group and a.startswith("self.")), None)
-                    if owner is None:
+                if key.startswith("self.") and isinstance(term, SizeOf):
+                    translated = across_methods(term, end)
+                    if translated is None:
                         continue
-                    term = SizeOf(owner, term.when_none, term.via)
+                    term = translated
                 if key.startswith("self."):
                     merged = term if key not in summary.sizes else _merge(summary.sizes[key], term)
                     if merged is not None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from bot.analyze.context import Context
 from bot.analyze.names import dotted
-from bot.analyze.source import COMPOUND
+from bot.analyze.source import child_blocks
 from bot.analyze.terms import Null, is_none
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
@@ -116,7 +116,7 @@ class ModuleEnv:
                             if isinstance(target, ast.Name):
                                 info_c.lambdas[target.id] = item.value
             else:
-                for child in _child_blocks(stmt):
+                for child in child_blocks(stmt):
                     self._index(child, klass, parent, prefix)
 
     # ------------------------------------------------------------ origins
@@ -388,19 +388,6 @@ def _targets(node: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
     return [node.target]
 
 
-def _child_blocks(stmt: ast.stmt) -> Iterator[list[ast.stmt]]:
-    if not isinstance(stmt, COMPOUND):
-        return  # simple statements (most of them) hold no block
-    for name in ("body", "orelse", "finalbody"):
-        block = getattr(stmt, name, None)
-        if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
-            yield block
-    for handler in getattr(stmt, "handlers", []) or []:
-        yield handler.body
-    for case in getattr(stmt, "cases", []) or []:
-        yield case.body
-
-
 def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """Statements of a function body, nested blocks included, nested functions and classes excluded."""
     stack = list(reversed(body))
@@ -409,5 +396,5 @@ def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
         yield stmt
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
-        for block in _child_blocks(stmt):
+        for block in child_blocks(stmt):
             stack.extend(reversed(block))

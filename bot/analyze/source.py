@@ -197,6 +197,20 @@ COMPOUND = (  # statements that hold blocks of statements (and the block holders
 )
 
 
+def child_blocks(stmt: ast.stmt) -> Iterator[list[ast.stmt]]:
+    """The statement lists directly inside ``stmt`` (bodies, else, finally, handlers, match cases)."""
+    if not isinstance(stmt, COMPOUND):
+        return  # simple statements (most of them) hold no block
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(stmt, name, None)
+        if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+            yield block
+    for handler in getattr(stmt, "handlers", []) or []:
+        yield handler.body
+    for case in getattr(stmt, "cases", []) or []:
+        yield case.body
+
+
 def statements(body: Sequence[ast.AST], only: ParsedSource | None = None) -> Iterator[ast.AST]:
     """Every statement below ``body``, nested ones included, without descending into expressions; with
     ``only``, statements (and everything below them) that span no hot line are skipped."""

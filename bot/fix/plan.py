@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from bot.analyze.names import dotted, package_of
+from bot.analyze.source import child_blocks
 from bot.config import Config
 from bot.fix.equivalence import STATES, Comparison, Unprovable, Vocabulary, compare, parse_expr, snippet
 from bot.fix.text import code, error_text, slice_span
@@ -189,10 +190,7 @@ class Context:
             if inner is None:
                 break
             chain.append(inner)
-            body = [b for name in ("body", "orelse", "finalbody", "handlers", "cases")
-                    for b in getattr(inner, name, None) or [] if isinstance(b, ast.stmt)]
-            body += [b for h in getattr(inner, "handlers", None) or [] for b in h.body]
-            body += [b for c in getattr(inner, "cases", None) or [] for b in c.body]
+            body = [b for block in child_blocks(inner) for b in block]
         return chain[::-1]
 
     def stmt_at(self, span: Span) -> ast.stmt:

@@ -18,6 +18,7 @@ from bot.analyze.env import FunctionInfo, ModuleEnv
 from bot.analyze.flow import Sites, Summary, Walker, across_methods
 from bot.analyze.names import dotted
 from bot.analyze.scan import word_before
+from bot.analyze.slicing import HELPER_LEVELS, callable_name
 from bot.analyze.source import ParsedSource, statements
 from bot.analyze.terms import UNREACHABLE, Const, SizeOf, SizeTerm
 
@@ -130,7 +131,7 @@ def _interesting_lines(env: ModuleEnv, source: ParsedSource) -> list[int]:
     contains one, transitively (a few levels): only functions touching these are walked."""
     lines = set(source.hot_lines)
     names: set[str] = set()
-    for _ in range(_MAX_HELPER_LEVELS):
+    for _ in range(HELPER_LEVELS):
         ordered = sorted(lines)
         found = set()
         for f in env.functions:
@@ -138,7 +139,7 @@ def _interesting_lines(env: ModuleEnv, source: ParsedSource) -> list[int]:
                 # only names a call can resolve to (bot.analyze.env.callee): module-level functions and methods;
                 # a nested function's caller is its parent, hot anyway, and `Cls(...)` is not a call of __init__
                 name = f.node.name
-                if f.parent is None and not (name.startswith("__") and name.endswith("__")):
+                if f.parent is None and callable_name(name):
                     found.add(name)
                 klass = env.class_of(f)
                 if klass is not None and env.is_autograd(klass):
@@ -149,11 +150,6 @@ def _interesting_lines(env: ModuleEnv, source: ParsedSource) -> list[int]:
         names |= new
         lines |= source.call_lines(new)
     return sorted(lines)
-
-
-_MAX_HELPER_LEVELS = 3  # callers of callers of callers: verdicts follow helpers 3 deep (their callers are the 3rd level)
-
-
 
 
 def _only_bound(test: ast.expr, binding: dict[str, str]) -> bool:

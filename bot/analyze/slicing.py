@@ -30,7 +30,14 @@ _SELF_ASSIGN = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=(?!=)")
 _SIZE_ATTR = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=[^=\n][^\n]*get_world_size")
 _IMPORT_COMM = re.compile(r"^\s*(?:from|import)\s[^\n]*(?:distributed|comm|deepspeed)", re.M)
 _SHORT = 6  # code lines: a local predicate or a tiny helper costs nothing to parse
-HELPER_LEVELS = 3  # as many as bot.analyze.module follows
+# How far the callers of hot functions are followed, here and in bot.analyze.module: callers of callers of callers,
+# as the verdicts follow helpers three deep (their callers are the third level).
+HELPER_LEVELS = 3
+
+
+def callable_name(name: str) -> bool:
+    """Can a call in this file name this function (not `__init__`, which runs as `Cls(...)`)?"""
+    return not (name.startswith("__") and name.endswith("__"))
 
 
 @dataclass(frozen=True)
@@ -59,7 +66,7 @@ def sliced(text: str, lines: list[str], hot: list[int], call_lines: Callable[[se
     for _ in range(HELPER_LEVELS):
         hit = {c for c in chunks if _spans(hot_lines, c)}
         keep |= hit
-        new = {c.name for c in hit if not (c.name.startswith("__") and c.name.endswith("__"))}
+        new = {c.name for c in hit if callable_name(c.name)}
         new = (new | {c.apply for c in hit if c.apply is not None}) - names
         if not new:
             break

@@ -18,6 +18,7 @@ CONFIG = load()
 
 HEAD = "import torch.distributed as dist\nfrom typing import Optional\n"
 COLD = "\n".join(f"        x{i} = helper({i})" for i in range(12))  # a method body worth cutting
+LONG = "\n".join(f"        self.log({i}, 1, 2, 3, 4, 5, 6)" for i in range(6))  # no longer a short function
 
 PROGRAMS = {
     "plain": f"""
@@ -83,12 +84,7 @@ def unrelated():
 class Layer:
     def reset(self):
         self.tp_group = None
-        self.log("reset", 1, 2, 3, 4, 5, 6)
-        self.log("reset", 1, 2, 3, 4, 5, 6)
-        self.log("reset", 1, 2, 3, 4, 5, 6)
-        self.log("reset", 1, 2, 3, 4, 5, 6)
-        self.log("reset", 1, 2, 3, 4, 5, 6)
-        self.log("reset", 1, 2, 3, 4, 5, 6)
+{LONG}
     def unrelated(self):
 {COLD}
     def forward(self, t):
@@ -107,12 +103,7 @@ class Opt:
             self.tp_size = dist.get_world_size(tp_group)
     def reconfigure(self):
         self.tp_size = 1
-        self.log("reconfigured", 1, 2, 3, 4, 5, 6)
-        self.log("reconfigured", 1, 2, 3, 4, 5, 6)
-        self.log("reconfigured", 1, 2, 3, 4, 5, 6)
-        self.log("reconfigured", 1, 2, 3, 4, 5, 6)
-        self.log("reconfigured", 1, 2, 3, 4, 5, 6)
-        self.log("reconfigured", 1, 2, 3, 4, 5, 6)
+{LONG}
     def unrelated(self):
 {COLD}
     def step(self, t):

@@ -52,6 +52,10 @@ def _used(text: str, start: int, end: int) -> bool:
     return False
 
 
+def _starts(text: str, hits: Iterable[tuple[int, int]], uses: bool) -> list[int]:
+    return sorted({start for start, end in hits if not uses or _used(text, start, end)})
+
+
 class Words:
     """Whole-word occurrences of a fixed set of identifiers, as `\\b(?:a|b|c)\\b` would find them. Only the
     words that contain no other word are searched for (`reduce` finds `all_reduce` and `reduce_scatter` too);
@@ -71,14 +75,12 @@ class Words:
         """Sorted start offsets of every whole-word occurrence; with ``uses``, only where the word is used as a
         function: called (`f(`), passed on (`partial(f, ...)`), or taken from a module (`dist.f`), not an
         attribute of `self`, a keyword argument, a comment or prose in a string."""
-        found = {start for start, end in self._hits(text) if not uses or _used(text, start, end)}
-        return sorted(found)
+        return _starts(text, self._hits(text), uses)
 
     def uses_and_aliases(self, text: str) -> tuple[list[int], bool]:
         """``offsets(text, uses=True)``, and whether a word is imported under another name (`... as ws`)."""
         hits = list(self._hits(text))
-        used = sorted({start for start, end in hits if _used(text, start, end)})
-        return used, any(_AS.match(text, end) for _, end in hits)
+        return _starts(text, hits, True), any(_AS.match(text, end) for _, end in hits)
 
     def _hits(self, data: str | bytes) -> Iterator[tuple[int, int]]:
         words: frozenset[str] | frozenset[bytes] = self._set_bytes if isinstance(data, bytes) else self._set

@@ -439,6 +439,60 @@ CASES = [
          if active(g):
              dist.all_reduce(t, group=g)
      """, [("PG107", 1)]),
+    ("guard: a predicate copy spelled as early returns, and its callers guarded by it", """
+     def use_group(g):
+         "True when g spans ranks."
+         if g is None:
+             return False
+         return dist.get_world_size(g) > 1
+     def _serial(g):
+         if g is None or dist.get_world_size(g) == 1:
+             return True
+         return False
+     def f(t, g=None):
+         if use_group(g):
+             dist.all_reduce(t, group=g)
+         if _serial(g):
+             return
+         dist.broadcast(t, 0, group=g)
+     """, [("PG107", 1), ("PG107", 6)]),
+    ("guard: a predicate copy as if/else returns, and a property of consecutive early returns", """
+     def active(group):
+         if group is not None and group.size() > 1:
+             return True
+         else:
+             return False
+     class L:
+         @property
+         def sharded(self):
+             if self.g is None:
+                 return False
+             if dist.get_world_size(self.g) <= 1:
+                 return False
+             return True
+     """, [("PG107", 1), ("PG107", 8)]),
+    ("guard: early returns that are not one test are not a copy", """
+     def maybe(g):
+         if g is None:
+             return False
+         log("checked")
+         return dist.get_world_size(g) > 1
+     def either(g, n):
+         if n > 1:
+             return True
+         return g is not None
+     """, []),
+    ("size provenance: a property of early returns is a None-safe size", """
+     class L:
+         @property
+         def tp_size(self):
+             if self.tp_group is None:
+                 return 1
+             return dist.get_world_size(self.tp_group)
+         def go(self, t):
+             if self.tp_size > 1:
+                 dist.all_reduce(t, group=self.tp_group)
+     """, [("PG101", 8)]),
     ("guard: the predicate itself", """
      def f(t, g=None):
          if pg_utils.is_parallel(g):
@@ -500,6 +554,12 @@ CASES = [
          if group is not None:
              dist.all_reduce(t, group=group)
      """, [("PG103", 5)]),
+    ("none: documented as the default group, tested by size only", """
+     def f(t, group=None):
+         "group: the process group; if None, the default process group is used."
+         if dist.get_world_size(group) > 1:
+             dist.all_reduce(t, group=group)
+     """, []),
     ("none: world collective in the None branch", """
      def f(t, group=None):
          if group is not None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from bot.analyze.context import Context
 from bot.analyze.names import dotted
+from bot.analyze.returns import returned_test
 from bot.analyze.source import child_blocks
 from bot.analyze.terms import Null, is_none
 
@@ -22,6 +23,8 @@ _WORLD_DOC = re.compile(
     r"|\b(default|global|world)\b[^.\n]{0,40}\b(group|process group)\b[^.\n]{0,40}\bNone\b",
     re.I,
 )
+# numpy style with no None: "process_group : ProcessGroup, default = world group", "defaults to the global group"
+_WORLD_DEFAULT = re.compile(r"\bdefaults?\b\s*(?:[=:]|to|is)?\s*(?:the\s+)?(?:world|global)\b", re.I)
 # None documented as "no parallelism" ("If None, no model parallelism is set").
 _ABSENT_DOC = re.compile(r"\bNone\b[^.\n]{0,60}\b(no|not|disabled|without|absent|skip|single)\b", re.I)
 
@@ -77,6 +80,7 @@ class ModuleEnv:
     optional_globals: set[str] = field(default_factory=set)
     lambdas: dict[str, ast.Lambda] = field(default_factory=dict)  # module-level `name = lambda ...`
     comments: list[tuple[int, str]] = field(default_factory=list)
+    _returned: dict[int, ast.expr | None] = field(default_factory=dict)
 
     @classmethod
     def of(cls, ctx: Context) -> ModuleEnv:
@@ -136,6 +140,14 @@ class ModuleEnv:
             if klass is not None and any(key in c.optional_attrs for c in self.mro(klass)):
                 return Null.MAYBE
         return Null.UNKNOWN
+
+    def returned(self, function: FunctionInfo) -> ast.expr | None:
+        """The test the function returns (bot.analyze.returns), one node per function: folded tests are new
+        nodes, and the flow and the verdicts must see the same ones."""
+        key = id(function.node)
+        if key not in self._returned:
+            self._returned[key] = returned_test(function.node)
+        return self._returned[key]
 
     def mro(self, klass: ClassInfo) -> list[ClassInfo]:
         """The class and its bases defined in this file (depth first, as far as names resolve here)."""
@@ -242,13 +254,10 @@ class ModuleEnv:
         """The function's docstring, or a comment in its class or function, says None is the world/default group
         for this name."""
         leaf = name.rpartition(".")[2]
-        scope: FunctionInfo | None = function
-        while scope is not None:
-            doc = ast.get_docstring(scope.node, clean=False) or ""
+        for doc in self._docs(function):
             for line in _mentions(doc, leaf):
-                if _WORLD_DOC.search(line) and not _ABSENT_DOC.search(line):
+                if (_WORLD_DOC.search(line) or _WORLD_DEFAULT.search(line)) and not _ABSENT_DOC.search(line):
                     return True
-            scope = scope.parent
         klass = self.class_of(function) if function is not None else None
         node: ast.AST | None = klass.node if klass is not None else (function.node if function is not None else None)
         if node is None:
@@ -262,28 +271,39 @@ class ModuleEnv:
 
     def absent_documented(self, name: str, function: FunctionInfo | None) -> bool:
         leaf = name.rpartition(".")[2]
-        scope: FunctionInfo | None = function
-        klass = self.class_of(function) if function is not None else None
-        nodes: list[ast.AST] = []
+        return any(_ABSENT_DOC.search(line) for doc in self._docs(function) for line in _mentions(doc, leaf))
+
+    def _docs(self, function: FunctionInfo | None) -> Iterator[str]:
+        """The docstrings that document the function's names: its own and its enclosing functions', then its
+        class's and the class's `__init__` (where numpy/Google style documents constructor parameters)."""
+        scope = function
         while scope is not None:
-            nodes.append(scope.node)
+            yield ast.get_docstring(scope.node, clean=False) or ""
             scope = scope.parent
+        klass = self.class_of(function) if function is not None else None
         if klass is not None:
-            nodes.extend(m.node for m in klass.methods.values() if m.node.name == "__init__")
-        for node in nodes:
-            doc = ast.get_docstring(node, clean=False) or ""  # type: ignore[arg-type]
-            if any(_ABSENT_DOC.search(line) for line in _mentions(doc, leaf)):
-                return True
-        return False
+            yield ast.get_docstring(klass.node, clean=False) or ""
+            init = klass.methods.get("__init__")
+            if init is not None and init is not function:
+                yield ast.get_docstring(init.node, clean=False) or ""
 
 
 def _mentions(doc: str, leaf: str) -> Iterator[str]:
-    """The docstring paragraph lines that talk about ``leaf`` (its line and the two after it)."""
+    """The docstring lines that talk about ``leaf``: its line and up to two after it, but not into the next
+    parameter's entry (`other (int): ...`, `other : int`), whose words are about something else."""
     lines = doc.splitlines()
     word = re.compile(rf"\b{re.escape(leaf)}\b")
     for i, line in enumerate(lines):
         if word.search(line):
-            yield " ".join(lines[i : i + 3])
+            taken = [line]
+            for more in lines[i + 1 : i + 3]:
+                if _ENTRY.match(more) or not more.strip():
+                    break
+                taken.append(more)
+            yield " ".join(taken)
+
+
+_ENTRY = re.compile(r"\s*[*\w`]+\s*(?:\([^)]*\))?\s*:(?!:)")
 
 
 def optional_params(function: FunctionNode) -> set[str]:
@@ -299,6 +319,18 @@ def optional_params(function: FunctionNode) -> set[str]:
     for arg in [*positional, *args.kwonlyargs]:
         if arg.annotation is not None and optional_annotation(arg.annotation):
             names.add(arg.arg)
+    return names
+
+
+def int_params(function: FunctionNode) -> set[str]:
+    """Parameters declared as counts: an int default (`shards=1`) or an `int` annotation."""
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults = [*zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True),
+                *((a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None)]
+    names = {a.arg for a, d in defaults if isinstance(d, ast.Constant) and type(d.value) is int}
+    names.update(a.arg for a in (*positional, *args.kwonlyargs)
+                 if isinstance(a.annotation, ast.Name) and a.annotation.id == "int")
     return names
 
 

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 from bot.analyze.context import Collective
-from bot.analyze.env import FunctionInfo, ModuleEnv
+from bot.analyze.env import FunctionInfo, ModuleEnv, int_params
 from bot.analyze.names import dotted
 from bot.analyze.scan import GROUP_NAME
 from bot.analyze.terms import (
@@ -539,7 +539,7 @@ class Walker:
                 return self.summary.sizes[key]
             prop = self.env.property_of(node, self.function)
             if prop is not None:
-                body = _single_return(prop.node)
+                body = self.env.returned(prop)
                 if body is not None and self.depth < _MAX_DEPTH:
                     self.depth += 1
                     try:
@@ -550,7 +550,9 @@ class Walker:
                         return replace(held, via=text)
             leaf = (text or "").rpartition(".")[2]
             if isinstance(node, ast.Name) and self.function is not None and node.id in self.function.params:
-                return Separate("argument", node.id) if _SIZE_LIKE.search(leaf) else None
+                # an argument named as a size, or declared as a count (`shards=1`, `n: int`)
+                supplied = _SIZE_LIKE.search(leaf) or node.id in int_params(self.function.node)
+                return Separate("argument", node.id) if supplied else None
             return Separate("supplied", text or "") if _SIZE_LIKE.search(leaf) else None
         if isinstance(node, ast.BinOp):
             parts = [self.term(node.left, s), self.term(node.right, s)]
@@ -637,7 +639,7 @@ class Walker:
                 return self._expanded(s, test, value, whole, negated, binding)
             prop = self.env.property_of(node, self.function)
             if prop is not None:
-                body = _single_return(prop.node)
+                body = self.env.returned(prop)
                 if body is not None and self.depth < _MAX_DEPTH:
                     return self._expanded(s, body, value, whole, negated, {})
             if self.is_group(key):
@@ -677,7 +679,7 @@ class Walker:
         callee = self.env.callee(call, self.function)
         if callee is None:
             return s
-        body = _single_return(callee.node)
+        body = self.env.returned(callee)
         if body is None:
             return s
         params = self.env.call_params(callee, call)
@@ -720,7 +722,7 @@ class Walker:
         if lam is not None:
             return self.guard_like(lam.body, depth + 1)
         callee = self.env.callee(call, self.function)
-        body = _single_return(callee.node) if callee is not None else None
+        body = self.env.returned(callee) if callee is not None else None
         return body is not None and self.guard_like(body, depth + 1)
 
     # ================================================================ expressions
@@ -947,15 +949,6 @@ def _top(stmt: ast.stmt) -> ast.expr | None:
     """The statement's own expression (what `expr` is first called with for it)."""
     if isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)):
         return stmt.value
-    return None
-
-
-def _single_return(function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.expr | None:
-    body = function.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        body = body[1:]  # docstring
-    if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
-        return body[0].value
     return None
 
 

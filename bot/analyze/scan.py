@@ -106,8 +106,9 @@ _DOT_SIZE = re.compile(r"\.size\([ \t]*\)")
 _SIZE_CALL = re.compile(r"_size[ \t]*\(")
 # a name that says "process group": `tp_group`, `process_group`, `pg`, `ep_pg_x`, `grp`, `a_grp`
 GROUP_NAME = re.compile(r"group|(^|_)pg$|(^|_)pg_|(^|_)grp(_|$)", re.I)
-# a helper measuring a group by its name: `get_pg_size(g)`, `group_size(g)`, `_get_process_group_size(g)`
-SIZE_HELPER = re.compile(r"^_?(?:get_)?(?:\w*_)?(?:pg|group|process_group)_size$")
+# a helper measuring a group by its name: `get_pg_size(g)`, `group_size(g)`, `_get_process_group_size(g)`,
+# `get_distributed_world_size(g)` (a project's wrapper of get_world_size, imported from another file)
+SIZE_HELPER = re.compile(r"^_?(?:get_)?(?:\w*_)?(?:pg|group|process_group|world)_size$")
 
 
 def group_sizes(text: str) -> list[int]:

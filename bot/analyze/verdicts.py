@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import ast
 import fnmatch
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from bot.analyze.env import FunctionInfo
-from bot.analyze.flow import Atom, CallSite, ChainSite, Check, CollectiveSite, Facts, _single_return
+from bot.analyze.flow import Atom, CallSite, ChainSite, Check, CollectiveSite, Facts, Sites, State, Walker
 from bot.analyze.module import ModuleFacts
 from bot.analyze.terms import Null, SizeOf
 from bot.model import Confidence
@@ -102,7 +102,10 @@ def decide(module: ModuleFacts) -> Verdicts:
     v.pairs = [pair for chain in module.sites.chains.values() for pair in chain_pairs(chain)]
     lambdas = list(_lambda_copies(module))
     v.pairs += [c.pair for c in lambdas]  # their guard is the copy's (PG107), not a PG101 of its own
-    v.copies = [*_copies(module, v.pairs), *lambdas]
+    copies = list(_copies(module, v.pairs))
+    known = {id(p) for p in v.pairs}
+    v.pairs += [c.pair for c in copies if id(c.pair) not in known]  # a folded body's chain (bot.analyze.returns)
+    v.copies = [*copies, *lambdas]
     paired = {(id(n), id(p.size.node)) for p in v.pairs for n in _and_inner(p.none.node)}
     absent = _absent_evidence(module)
     world = _world_fallbacks(module)
@@ -126,7 +129,8 @@ def decide(module: ModuleFacts) -> Verdicts:
             continue
         if f.size:
             if f.null in (Null.MAYBE, Null.NONE) and not site.separate and \
-                    _owner(module, site.key, site.function) not in world:
+                    _owner(module, site.key, site.function) not in world and \
+                    not module.env.world_documented(site.key, site.function):  # then `ws(None) > 1` is meant
                 for c in sorted(f.size, key=_pos):
                     via = c.term.via if isinstance(c.term, SizeOf) else None
                     (v.cached if via and via.startswith("self.") else v.size_only).append((site, c))
@@ -144,8 +148,39 @@ def decide(module: ModuleFacts) -> Verdicts:
             continue
         v.unguarded.append(Unguarded(site, evidence[0], evidence[1]))
     v.none_only.extend(n for n in _none_only_callers(module, callers, world) if id(n.check.test) not in dispatch)
+    for site in _calls_as_sites(module, callers):
+        f = site.facts
+        assert f is not None and site.key is not None
+        if f.pred:
+            continue
+        if f.nonnull and f.size:
+            split = _split(site, f, paired)
+            if split is not None:
+                v.splits.append(split)
+        elif f.size and not f.nonnull and f.null in (Null.MAYBE, Null.NONE) and not site.separate and \
+                _owner(module, site.key, site.function) not in world and \
+                not module.env.world_documented(site.key, site.function):
+            for c in sorted(f.size, key=_pos):
+                via = c.term.via if isinstance(c.term, SizeOf) else None
+                (v.cached if via and via.startswith("self.") else v.size_only).append((site, c))
     v.unguarded.extend(_through_callers(module, callers, absent, world))
     return v
+
+
+def _calls_as_sites(module: ModuleFacts, callers: dict[int, list[CallSite]]) -> Iterator[CollectiveSite]:
+    """A call into a helper that runs a collective, untested, on the group it is given: the guard around the
+    call is that collective's guard (split, size-only or cached; None-only ones: `_none_only_callers`). Each
+    comes back as the helper's collective seen from the call, with the caller's key, facts and function."""
+    for r in _reaches(module, callers):
+        if r.size_inside or r.nonnull_inside or r.site.separate:
+            continue
+        for call in callers.get(id(r.helper.node), []):
+            key = _map(module, r.helper, r.key, call)
+            f = call.groups.get(key) if key is not None else None
+            if key is None or f is None or not f.size:
+                continue
+            yield replace(r.site, key=key, facts=f, function=call.function, separate=call.separate,
+                          path=call.path, statement=call.statement or r.site.statement)
 
 
 def _none_only_callers(module: ModuleFacts, callers: dict[int, list[CallSite]],
@@ -432,14 +467,19 @@ def _through_callers(module: ModuleFacts, callers: dict[int, list[CallSite]], ab
 
 
 def _copies(module: ModuleFacts, pairs: list[Pair]) -> Iterable[Copy]:
-    """Functions, methods and properties whose whole body is a full guard on a parameter or an attribute of self."""
+    """Functions, methods and properties whose whole body is a full guard on a parameter or an attribute of self
+    (one `return`, or early returns that fold into one: bot.analyze.returns)."""
     by_chain = {id(p.chain.node): p for p in pairs}
     for f in module.env.functions:
-        body = _single_return(f.node)
+        body = module.env.returned(f)
         if body is None:
             continue
         inner = body.operand if isinstance(body, ast.UnaryOp) and isinstance(body.op, ast.Not) else body
         pair = by_chain.get(id(inner))
+        if pair is None and isinstance(inner, ast.BoolOp) and len(inner.values) == 2:  # folded: never walked
+            scratch = Sites()
+            Walker(module.env, f, scratch, {}, module.group_keys).chain(inner, State())
+            pair = next((p for chain in scratch.chains.values() for p in chain_pairs(chain)), None)
         if pair is None or len(pair.chain.node.values) != 2:
             continue
         key = pair.none.key
@@ -450,8 +490,6 @@ def _copies(module: ModuleFacts, pairs: list[Pair]) -> Iterable[Copy]:
 
 def _lambda_copies(module: ModuleFacts) -> Iterable[Copy]:
     """`is_tp = lambda g: g is not None and get_world_size(g) > 1`, at module or class level."""
-    from bot.analyze.flow import Sites, State, Walker
-
     named = [*module.env.lambdas.items(), *(i for c in module.env.classes.values() for i in c.lambdas.items())]
     for name, lam in named:
         body = lam.body.operand if isinstance(lam.body, ast.UnaryOp) and isinstance(lam.body.op, ast.Not) else lam.body

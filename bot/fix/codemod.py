@@ -367,12 +367,19 @@ class _Apply(cst.CSTTransformer):
         body = updated_node.body
         if not isinstance(body, cst.IndentedBlock):
             return updated_node.with_changes(body=body.with_changes(body=[cst.Return(value=cst.parse_expression(op.text))]))
-        new_body = []
-        for stmt in body.body:
-            if isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Return):
-                stmt = stmt.with_changes(body=[stmt.body[0].with_changes(value=cst.parse_expression(op.text))])
-            new_body.append(stmt)
-        return updated_node.with_changes(body=body.with_changes(body=new_body))
+        # Keep the docstring; the last `return` carries the predicate; the early returns before it (a folded
+        # test, bot.analyze.returns) go.
+        stmts = list(body.body)
+        docstring = stmts[:1] if stmts and _is_docstring(stmts[0]) else []
+        last = stmts[-1]
+        if isinstance(last, cst.If):  # `if test: return A` / `else: return B` as the final outcome
+            last = cst.SimpleStatementLine([cst.Return()], leading_lines=last.leading_lines)
+        elif not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[0], cst.Return)):
+            return updated_node
+        new = last.with_changes(body=[cst.Return(value=cst.parse_expression(op.text))])
+        if len(stmts) > len(docstring) + 1:
+            new = new.with_changes(leading_lines=stmts[len(docstring)].leading_lines)
+        return updated_node.with_changes(body=body.with_changes(body=[*docstring, new]))
 
 
     # -------------------------------------------------------------- removing a copy, not the comments above it
@@ -512,3 +519,8 @@ def apply(
     if unused:
         new = RemoveImportsVisitor(context).transform_module(new)
     return Outcome(new.code, {})
+
+
+def _is_docstring(stmt: cst.BaseStatement) -> bool:
+    return (isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Expr)
+            and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from bot.analyze.names import dotted, package_of
+from bot.analyze.returns import returned_test
 from bot.analyze.source import child_blocks
 from bot.config import Config
 from bot.fix.equivalence import STATES, Comparison, Unprovable, Vocabulary, compare, parse_expr, snippet
@@ -548,8 +549,8 @@ def _predicate_copy(finding: Finding, ctx: Context) -> Plan:
     if finding.kind == "lambda":
         raise Refused(f"`{name}` is a lambda: replace its calls with `{ctx.call('...')}` and remove it by hand")
     node = ctx.def_at(finding.span, name)
-    body = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
-    if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+    returned = returned_test(node)  # one `return`, or early returns folded into one test
+    if returned is None:
         raise Refused(f"`{name}` does more than return a guard; replace its calls by hand")
     params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
     if node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
@@ -559,7 +560,7 @@ def _predicate_copy(finding: Finding, ctx: Context) -> Plan:
     negated = copy.negated
     delegate = ReplaceReturn(node.lineno, name, ctx.call(group, negated))
     try:
-        comparison = _compare(ctx, body[0].value, ctx.call(group, negated), group)
+        comparison = _compare(ctx, returned, ctx.call(group, negated), group)
     except Unproven as exc:
         return _unproven(finding, [delegate], str(exc))
     safe, note = _judge(comparison, f"`{name}` was not the predicate")

@@ -297,7 +297,7 @@ CASES = [
          if n == 1:
              return t
          dist.all_reduce(t, group=g)
-     """, [("PG102", 3)]),
+     """, [("PG102", 2)]),  # the guard starts at the definition that holds its None test
     ("size: a None-safe size cached in the constructor, tested alone", """
      class L:
          def __init__(self, mp_group=None):
@@ -387,7 +387,7 @@ CASES = [
          ws = dist.get_world_size(g) if g else 1
          if ws > 1:
              dist.all_reduce(t, group=g)
-     """, [("PG101", 3)]),
+     """, [("PG101", 2)]),
     # ---------------------------------------------------------------- guards however they are split
     ("guard: nested ifs", """
      def f(t, g=None):
@@ -597,6 +597,82 @@ CASES = [
              dist.all_reduce(t, group=g)
      """, [("PG105", 4), ("PG103", 6)]),
     # ---------------------------------------------------------------- across functions
+    ("calls: the guard around a call into a communicating helper is that collective's guard", """
+     def _reduce(t, group):
+         dist.all_reduce(t, group=group)
+     def a(t, g=None):
+         if g is None:
+             return t
+         if dist.get_world_size(g) == 1:
+             return t
+         _reduce(t, g)
+     def b(t, g=None):
+         n = dist.get_world_size(g) if g is not None else 1
+         if n > 1:
+             _reduce(t, g)
+     def c(t, g=None):
+         if g is not None:
+             if dist.get_world_size(g) > 1:
+                 _reduce(t, g)
+     def d(t, g=None):
+         if dist.get_world_size(g) > 1:
+             _reduce(t, g)
+     """, [("PG102", 4), ("PG101", 10), ("PG101", 14), ("PG104", 18)]),
+    ("calls: a size and its group set together from a list, the collective in a helper", """
+     def _a2a(x, group):
+         dist.all_to_all_single(x, x, group=group)
+     def forward(x, groups):
+         sub, sub_n = None, 1
+         if isinstance(groups, list):
+             sub = groups[0]
+             sub_n = get_distributed_world_size(sub)
+         if sub_n > 1:
+             _a2a(x, sub)
+     """, [("PG101", 8)]),
+    ("calls: an autograd Function's forward leaves the size and its group on ctx for backward", """
+     import torch
+     class _Mix(torch.autograd.Function):
+         @staticmethod
+         def forward(ctx, x, groups):
+             sub, sub_n = None, 1
+             if isinstance(groups, list):
+                 sub = groups[0]
+                 sub_n = dist.get_world_size(sub)
+             ctx.sub, ctx.sub_n = sub, sub_n
+             return x
+         @staticmethod
+         def backward(ctx, g):
+             n = ctx.sub_n
+             if n > 1:
+                 dist.all_reduce(g, group=ctx.sub)
+             return g, None
+     """, [("PG101", 14)]),
+    ("calls: a size an autograd forward leaves on ctx without its group is not read as one", """
+     import torch
+     class _Mix(torch.autograd.Function):
+         @staticmethod
+         def forward(ctx, x, g=None):
+             ctx.n = dist.get_world_size(g) if g is not None else 1
+             return x
+         @staticmethod
+         def backward(ctx, grad):
+             if ctx.n > 1:
+                 dist.all_reduce(grad, group=other_group())
+             return grad, None
+     """, []),
+    ("size provenance: a size from an int argument on one path is supplied separately", """
+     class RowProj:
+         def __init__(self, shards=1, grp=None):
+             self.grp = grp
+             if grp is None:
+                 self.shards = shards
+             else:
+                 self.shards = dist.get_world_size(grp)
+         def forward(self, y):
+             if self.shards > 1:
+                 dist.all_reduce(y, group=self.grp)
+             return y
+     """, []),
     ("calls: helper guarded by all callers", """
      def _reduce(t, group):
          dist.all_reduce(t, group=group)
@@ -703,3 +779,16 @@ CASES = [
 @pytest.mark.parametrize(("name", "body", "expected"), [pytest.param(*c, id=c[0]) for c in CASES])
 def test_construct(name: str, body: str, expected: list[tuple[str, int]]) -> None:
     assert sorted(found(body), key=lambda x: x[1]) == sorted(expected, key=lambda x: x[1])
+
+
+def test_the_predicate_in_its_own_module_is_not_a_copy_of_itself() -> None:
+    source = (
+        "import deepspeed.comm as dist\n"
+        "def is_parallel(group):\n"
+        "    if group is None:\n"
+        "        return False\n"
+        "    return dist.get_world_size(group=group) > 1\n"
+    )
+    assert analyze_source("deepspeed/comm/pg_utils.py", source, CONFIG).findings == []
+    elsewhere = analyze_source("deepspeed/moe/utils.py", source, CONFIG).findings
+    assert [f.code for f in elsewhere] == ["PG107"]

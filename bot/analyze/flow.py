@@ -182,6 +182,9 @@ class Summary:
     sizes: dict[str, SizeTerm] = field(default_factory=dict)
     # `self.use_tp = g is not None and ...`: the flag's test, with the method's locals bound to attributes
     flags: dict[str, tuple[ast.expr, dict[str, str]]] = field(default_factory=dict)
+    # an autograd Function's forward leaves sizes on ctx for backward (`ctx.n = n`, `ctx.g = g`): attribute
+    # name -> the size, its group named by a ctx attribute too (`SizeOf("g", ...)` for `ctx.g`)
+    ctx_sizes: dict[str, SizeOf] = field(default_factory=dict)
 
 
 class Walker:
@@ -537,6 +540,10 @@ class Walker:
                 return s.sizes[text]
             if key is not None and key.startswith("self.") and self.summary is not None and key in self.summary.sizes:
                 return self.summary.sizes[key]
+            if key is not None and self.summary is not None and self.summary.ctx_sizes:
+                held = self._from_forward(key)
+                if held is not None:
+                    return held
             prop = self.env.property_of(node, self.function)
             if prop is not None:
                 body = self.env.returned(prop)
@@ -564,6 +571,15 @@ class Walker:
             b_state = self.assume(s, node.test, False, node.test, True)
             return join_term(self.term(node.body, a_state), a_state, self.term(node.orelse, b_state), b_state, self)
         return None
+
+    def _from_forward(self, key: str) -> SizeOf | None:
+        """In an autograd backward, `ctx.n` as forward left it (its group as backward names it: `ctx.g`)."""
+        assert self.summary is not None
+        if self.function is None or not self.function.params or self.env.autograd_forward(self.function) is None:
+            return None
+        ctx, _, attr = key.partition(".")
+        held = self.summary.ctx_sizes.get(attr) if ctx == self.function.params[0] else None
+        return replace(held, group=f"{ctx}.{held.group}", via=key) if held is not None else None
 
     # ================================================================ narrowing
 
@@ -866,6 +882,21 @@ class Walker:
             if key is not None and self.is_group(key):
                 return Atom(index, node, key, "none", is_none=inner is not node)
         return None
+
+
+def left_on_ctx(end: State, ctx: str) -> dict[str, SizeOf]:
+    """The sizes forward leaves on its ctx whose group it leaves there too (`ctx.n = ws(g) if g else 1` and
+    `ctx.g = g`), by attribute name, for backward (bot.analyze.flow.Summary.ctx_sizes)."""
+    out: dict[str, SizeOf] = {}
+    prefix = f"{ctx}."
+    for key, term in end.sizes.items():
+        if not key.startswith(prefix) or not isinstance(term, SizeOf):
+            continue
+        holder = term.group if term.group.startswith(prefix) else next(
+            (a for a, b in end.same.items() if b == term.group and a.startswith(prefix)), None)
+        if holder is not None:
+            out[key[len(prefix):]] = replace(term, group=holder[len(prefix):])
+    return out
 
 
 def across_methods(term: SizeOf, s: State) -> SizeOf | None:

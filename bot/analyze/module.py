@@ -15,16 +15,17 @@ from dataclasses import dataclass, field
 
 from bot.analyze.context import Context
 from bot.analyze.env import FunctionInfo, ModuleEnv
-from bot.analyze.flow import Sites, Summary, Walker, across_methods
+from bot.analyze.flow import Sites, Summary, Walker, across_methods, left_on_ctx
 from bot.analyze.names import dotted
 from bot.analyze.scan import word_before
 from bot.analyze.slicing import HELPER_LEVELS, callable_name
 from bot.analyze.source import ParsedSource, statements
 from bot.analyze.terms import UNREACHABLE, Const, SizeOf, SizeTerm
 
-# literal-led (see bot.analyze.scan): `group=g` (a whole word) and `get_world_size(g)` / `(group=g)`
+# literal-led (see bot.analyze.scan): `group=g` (a whole word) and `get_world_size(g)` / `(group=g)`, also of
+# a project's wrapper (`get_distributed_world_size(g)`); the argument alone, not `f(with_cp=True)`
 _GROUP_KWARG = re.compile(r"group\s*=\s*([A-Za-z_][\w.]*)")
-_SIZE_ARG = re.compile(r"get_world_size\(\s*(?:group\s*=\s*)?([A-Za-z_][\w.]*)")
+_SIZE_ARG = re.compile(r"world_size\(\s*(?:group\s*=\s*)?([A-Za-z_][\w.]*)\s*[,)]")
 
 
 @dataclass
@@ -94,6 +95,20 @@ def analyze_module(ctx: Context) -> ModuleFacts:
             for key, term in _assigned_sizes(assigned).items():
                 if not isinstance(summary.sizes.get(key), SizeOf):  # a constant end state is only __init__'s
                     summary.sizes[key] = term
+
+    # Autograd Functions: what forward leaves on ctx, for backward.
+    for f in hot:
+        klass = env.class_of(f)
+        if f.node.name != "backward" or klass is None or not f.params or env.autograd_forward(f) is None:
+            continue
+        forward = env.autograd_forward(f)
+        if forward is None or not forward.params or not _spans_hot(lines, forward.node):
+            continue
+        end = Walker(env, forward, sites, summaries, group_keys, lines).run()
+        facts.walked.add(id(forward.node))
+        left = left_on_ctx(end, forward.params[0])
+        if left:
+            summaries.setdefault(id(klass.node), Summary()).ctx_sizes.update(left)
 
     # Subclasses in this file inherit what their bases cache.
     for info in env.classes.values():

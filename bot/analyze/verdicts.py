@@ -470,7 +470,12 @@ def _copies(module: ModuleFacts, pairs: list[Pair]) -> Iterable[Copy]:
     """Functions, methods and properties whose whole body is a full guard on a parameter or an attribute of self
     (one `return`, or early returns that fold into one: bot.analyze.returns)."""
     by_chain = {id(p.chain.node): p for p in pairs}
+    config = module.ctx.config
+    home = f"{config.predicate_module.replace('.', '/')}/{config.predicate_name}.py"
     for f in module.env.functions:
+        if f.parent is None and f.klass is None and f.node.name == config.predicate_function and \
+                module.ctx.path.replace("\\", "/").endswith(home):
+            continue  # the predicate itself, in its own module
         body = module.env.returned(f)
         if body is None:
             continue

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ast
+
 from bot.analyze.env import FunctionInfo
 from bot.analyze.rules.base import Reporter, code_span
+from bot.analyze.source import statements
 from bot.analyze.terms import SizeOf
 from bot.analyze.verdicts import Pair, Split
 from bot.model import GuardPayload, Payload, Rule, Span, SplitGuardPayload
@@ -58,11 +61,34 @@ def report_split(r: Reporter, rule: Rule, split: Split) -> None:
         collective=split.site.collective.name,
     )
     shape, note = "split over several tests ", ""
+    span = r.span(first)
     if safe:
-        fallback = split.size.term.fallback if isinstance(split.size.term, SizeOf) else None
+        term = split.size.term
+        fallback = term.fallback if isinstance(term, SizeOf) else None
         shape, note = "", f" (a size that is {1 if fallback is None else fallback} when `{split.site.key}` is None)"
-    _emit(r, rule, r.span(first), text, split.site.key, negated, compare.op, compare.bound,
+        defined = _local_definition(split.site.function, term.via if isinstance(term, SizeOf) else None, span.line)
+        if defined is not None and isinstance(defined.value, ast.IfExp) and \
+                span.line - (defined.end_lineno or defined.lineno) <= 2:
+            # `n = ws(g) if g is not None else 1` right above the test: the guard's None test is in that
+            # line, so the guard starts there (a definition further up is a cache, not part of this guard)
+            span = Span(defined.lineno, defined.col_offset, span.end_line, span.end_col)
+    _emit(r, rule, span, text, split.site.key, negated, compare.op, compare.bound,
           compare.nonmember_bug, "split", payload, split.site.function, shape=shape, note=note)
+
+
+def _local_definition(function: FunctionInfo | None, name: str | None, before: int) -> ast.stmt | None:
+    """The last assignment of the local ``name`` in the function before line ``before``."""
+    if function is None or name is None or "." in name:
+        return None
+    found: ast.stmt | None = None
+    for stmt in statements(function.node.body):
+        if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.lineno >= before:
+            continue
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        if any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t)):
+            if found is None or stmt.lineno > found.lineno:
+                found = stmt
+    return found
 
 
 def _emit(r: Reporter, rule: Rule, span: Span, text: str, group: str, negated: bool, op: str, bound: int,

@@ -114,14 +114,15 @@ RULE = Rule(
             "        return out\n",
             unsafe=True,  # `== 1` lets a non-member group (size -1) through today; the predicate does not
         ),
-        Invalid(  # a size that is 1 when the group is None: the early exit on it alone is the whole guard
+        Invalid(  # a size that is 1 when the group is None: the early exit on it alone is the whole guard, from
+            # the definition that holds its None test to the test
             "import torch.distributed as dist\n"
             "def f(t, g=None):\n"
             "    n = dist.get_world_size(g) if g is not None else 1\n"
             "    if n == 1:\n"
             "        return t\n"
             "    dist.all_reduce(t, group=g)\n",
-            flagged="n == 1",
+            flagged="n = dist.get_world_size(g) if g is not None else 1\n    if n == 1",
         ),
     ),
     valid=(

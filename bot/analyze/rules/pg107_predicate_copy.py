@@ -1,4 +1,5 @@
-"""PG107: a local function, method or property whose whole body is the predicate."""
+"""PG107: a local function, method or property whose whole body is the predicate (one `return`, or early
+returns of True/False that fold into it)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ RULE = Rule(
     name="predicate-copy",
     summary=(
         "A function, method, property or assigned lambda that re-implements `pg_utils.is_parallel` "
-        "(`return g is not None and get_world_size(g) > 1` on a parameter or an attribute of self), or its negation."
+        "(`return g is not None and get_world_size(g) > 1` on a parameter or an attribute of self, or the same "
+        "spelled as early returns: `if g is None: return False` then `return get_world_size(g) > 1`), or its negation."
     ),
     why=(
         "Every copy is one more place where the convention can drift (one forgets the None check, another uses "
@@ -54,6 +56,35 @@ RULE = Rule(
             "    def forward(self, x):\n"
             "        if self.tp_enabled:\n"
             "            dist.all_reduce(x, group=self.tp_group)\n",
+        ),
+        Invalid(  # early returns that fold into the predicate (bot.analyze.returns); the copy is public: it stays,
+            # delegating, with its docstring
+            "import deepspeed.comm as dist\n"
+            "def uses_group(group):\n"
+            "    \"\"\"True when the group spans ranks.\"\"\"\n"
+            "    if group is None:\n"
+            "        return False\n"
+            "    if dist.get_world_size(group) <= 1:\n"
+            "        return False\n"
+            "    return True\n"
+            "def f(t, group=None):\n"
+            "    if uses_group(group):\n"
+            "        dist.all_reduce(t, group=group)\n",
+            flagged="def uses_group(group):\n"
+            "    \"\"\"True when the group spans ranks.\"\"\"\n"
+            "    if group is None:\n"
+            "        return False\n"
+            "    if dist.get_world_size(group) <= 1:\n"
+            "        return False\n"
+            "    return True",
+            fixed="import deepspeed.comm as dist\n"
+            "from deepspeed.comm import pg_utils\n\n"
+            "def uses_group(group):\n"
+            "    \"\"\"True when the group spans ranks.\"\"\"\n"
+            "    return pg_utils.is_parallel(group)\n"
+            "def f(t, group=None):\n"
+            "    if pg_utils.is_parallel(group):\n"
+            "        dist.all_reduce(t, group=group)\n",
         ),
         Invalid(  # an assigned lambda: no automatic fix (its calls are replaced by hand)
             "import deepspeed.comm as dist\n"

@@ -85,9 +85,9 @@ def _local_definition(function: FunctionInfo | None, name: str | None, before: i
         if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.lineno >= before:
             continue
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-        if any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t)):
-            if found is None or stmt.lineno > found.lineno:
-                found = stmt
+        bound = any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t))
+        if bound and (found is None or stmt.lineno > found.lineno):
+            found = stmt
     return found
 
 

@@ -541,9 +541,9 @@ class Walker:
             if key is not None and key.startswith("self.") and self.summary is not None and key in self.summary.sizes:
                 return self.summary.sizes[key]
             if key is not None and self.summary is not None and self.summary.ctx_sizes:
-                held = self._from_forward(key)
-                if held is not None:
-                    return held
+                carried = self._from_forward(key)
+                if carried is not None:
+                    return carried
             prop = self.env.property_of(node, self.function)
             if prop is not None:
                 body = self.env.returned(prop)

@@ -98,8 +98,8 @@ def analyze_module(ctx: Context) -> ModuleFacts:
 
     # Autograd Functions: what forward leaves on ctx, for backward.
     for f in hot:
-        klass = env.class_of(f)
-        if f.node.name != "backward" or klass is None or not f.params or env.autograd_forward(f) is None:
+        owner = env.class_of(f)
+        if f.node.name != "backward" or owner is None or not f.params or env.autograd_forward(f) is None:
             continue
         forward = env.autograd_forward(f)
         if forward is None or not forward.params or not _spans_hot(lines, forward.node):
@@ -108,7 +108,7 @@ def analyze_module(ctx: Context) -> ModuleFacts:
         facts.walked.add(id(forward.node))
         left = left_on_ctx(end, forward.params[0])
         if left:
-            summaries.setdefault(id(klass.node), Summary()).ctx_sizes.update(left)
+            summaries.setdefault(id(owner.node), Summary()).ctx_sizes.update(left)
 
     # Subclasses in this file inherit what their bases cache.
     for info in env.classes.values():

@@ -88,10 +88,10 @@ def _fold(at: ast.stmt, test: ast.expr, then: _Outcome, rest: _Outcome) -> _Outc
     if then:
         if rest is True:
             return True
-        return test if rest is False else _chain(at, ast.Or(), [test, rest])  # type: ignore[list-item]
+        return test if rest is False else _chain(at, ast.Or(), [test, rest])
     if rest is False:
         return False
-    return negation(test) if rest is True else _chain(at, ast.And(), [negation(test), rest])  # type: ignore[list-item]
+    return negation(test) if rest is True else _chain(at, ast.And(), [negation(test), rest])
 
 
 def _expr(at: ast.stmt, value: _Outcome) -> ast.expr:

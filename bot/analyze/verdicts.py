@@ -149,18 +149,18 @@ def decide(module: ModuleFacts) -> Verdicts:
         v.unguarded.append(Unguarded(site, evidence[0], evidence[1]))
     v.none_only.extend(n for n in _none_only_callers(module, callers, world) if id(n.check.test) not in dispatch)
     for site in _calls_as_sites(module, callers):
-        f = site.facts
-        assert f is not None and site.key is not None
-        if f.pred:
+        at_call = site.facts
+        assert at_call is not None and site.key is not None
+        if at_call.pred:
             continue
-        if f.nonnull and f.size:
-            split = _split(site, f, paired)
+        if at_call.nonnull and at_call.size:
+            split = _split(site, at_call, paired)
             if split is not None:
                 v.splits.append(split)
-        elif f.size and not f.nonnull and f.null in (Null.MAYBE, Null.NONE) and not site.separate and \
-                _owner(module, site.key, site.function) not in world and \
+        elif at_call.size and not at_call.nonnull and at_call.null in (Null.MAYBE, Null.NONE) and \
+                not site.separate and _owner(module, site.key, site.function) not in world and \
                 not module.env.world_documented(site.key, site.function):
-            for c in sorted(f.size, key=_pos):
+            for c in sorted(at_call.size, key=_pos):
                 via = c.term.via if isinstance(c.term, SizeOf) else None
                 (v.cached if via and via.startswith("self.") else v.size_only).append((site, c))
     v.unguarded.extend(_through_callers(module, callers, absent, world))

@@ -377,8 +377,9 @@ class _Apply(cst.CSTTransformer):
         elif not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[0], cst.Return)):
             return updated_node
         new = last.with_changes(body=[cst.Return(value=cst.parse_expression(op.text))])
-        if len(stmts) > len(docstring) + 1:
-            new = new.with_changes(leading_lines=stmts[len(docstring)].leading_lines)
+        first = stmts[len(docstring)]
+        if len(stmts) > len(docstring) + 1 and isinstance(first, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            new = new.with_changes(leading_lines=first.leading_lines)
         return updated_node.with_changes(body=body.with_changes(body=[*docstring, new]))
 
 

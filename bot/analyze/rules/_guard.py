@@ -76,11 +76,11 @@ def report_split(r: Reporter, rule: Rule, split: Split) -> None:
           compare.nonmember_bug, "split", payload, split.site.function, shape=shape, note=note)
 
 
-def _local_definition(function: FunctionInfo | None, name: str | None, before: int) -> ast.stmt | None:
+def _local_definition(function: FunctionInfo | None, name: str | None, before: int) -> ast.Assign | ast.AnnAssign | None:
     """The last assignment of the local ``name`` in the function before line ``before``."""
     if function is None or name is None or "." in name:
         return None
-    found: ast.stmt | None = None
+    found: ast.Assign | ast.AnnAssign | None = None
     for stmt in statements(function.node.body):
         if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.lineno >= before:
             continue

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import textwrap
 
 import pytest
@@ -568,3 +569,13 @@ def test_a_collective_imported_under_another_name_with_an_except_fallback_is_sti
     )
     result = analyze_source("m.py", source, CONFIG)
     assert [(f.code, f.span.line) for f in result.findings] == [("PG103", 6)]
+
+
+def test_relative_imports_outside_a_known_package_keep_their_names() -> None:
+    from bot.analyze.names import Names
+
+    tree = ast.parse("from ..distributed import _fsdp_gather_tensors as gather\nfrom . import utils\n")
+    aliases = Names.of(tree, None).aliases
+    assert aliases == {"gather": "..distributed._fsdp_gather_tensors", "utils": ".utils"}
+    assert Names.of(tree, "pkg.sub.mod").aliases == {"gather": "pkg.sub.distributed._fsdp_gather_tensors",
+                                                      "utils": "pkg.sub.mod.utils"}

@@ -673,6 +673,36 @@ CASES = [
                  dist.all_reduce(y, group=self.grp)
              return y
      """, []),
+    ("calls: a project's wrapper named for a collective, imported from another file, called with the group", """
+     from .comm_utils import all_gather_raw, _fsdp_gather_tensors
+     class Isp:
+         def __init__(self, process_group=None):
+             self.process_group = process_group
+         def gather(self, t):
+             if dist.get_world_size(self.process_group) <= 1:
+                 return t
+             return all_gather_raw(t, self.process_group)
+     def refresh(ws, t, fsdp_group=None):
+         if ws is not None and fsdp_group is not None:
+             _fsdp_gather_tensors(fsdp_group, [t.shape], ws)
+     """, [("PG104", 6), ("PG103", 10)]),
+    ("calls: a wrapper's body is elsewhere: never reported unguarded, never for `.contiguous()`", """
+     from mypkg.comm import reduce_scatter_raw, all_reduce
+     def f(t, group=None):
+         if group is not None:
+             dist.barrier(group=group)
+         reduce_scatter_raw(t, group)
+         all_reduce(t.contiguous(), group=group)
+     """, [("PG103", 3)]),
+    ("calls: not wrappers: no group passed, a method of some object, a torch function", """
+     from mypkg.comm import gather_stats
+     from torch import gather
+     def f(t, idx, coordinator, group=None):
+         if group is not None:
+             gather_stats(t)
+             coordinator.all_gather(t, group)
+             gather(t, 0, idx)
+     """, []),
     ("calls: helper guarded by all callers", """
      def _reduce(t, group):
          dist.all_reduce(t, group=group)

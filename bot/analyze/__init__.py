@@ -19,7 +19,7 @@ from bot.analyze.module import analyze_module
 from bot.analyze.names import Names, package_of
 from bot.analyze.parallel import map_forked
 from bot.analyze.rules import MODULES, RULES, Reporter
-from bot.analyze.scan import Words, first_word_hit, led
+from bot.analyze.scan import WRAPPER_NAME, Words, first_word_hit, led
 
 __all__ = ["RULES", "analyze_paths", "analyze_source"]  # the file walk and project root: bot.files
 from bot.analyze.source import UnreadableSource, parse
@@ -95,8 +95,14 @@ def analyze_source(path: str, source: str | bytes, config: Config, *, project_pa
     project_path = project_path or path
     names = Names.of(parsed.tree, package_of(project_path))
     renamed = _renamed_functions(names, config)
-    if renamed:  # `from torch.distributed import get_world_size as ws`: lines calling `ws` matter too
-        parsed.find_hot(prefilter.words | renamed)
+    wrappers = _wrapper_functions(names, config)
+    if renamed or wrappers:  # `get_world_size as ws`, `all_gather_raw` from elsewhere: lines calling them matter
+        before = parsed.hot_lines
+        parsed.find_hot(prefilter.words | renamed | wrappers)
+        if parsed.trimmed and not set(parsed.hot_lines) <= set(before):  # a function left out may matter now
+            hot = parsed.hot_lines
+            parsed = parse(source, prefilter.words, whole=True)
+            parsed.hot_lines = hot
     ctx = Context(path, parsed, names, config)
     try:
         module = analyze_module(ctx)
@@ -117,6 +123,17 @@ def _renamed_functions(names: Names, config: Config) -> list[str]:
         for local, target in names.aliases.items()
         if local != target.rpartition(".")[2]
         and any((parent := target.rpartition(".")[0]) == m or parent.startswith(f"{m}.") for m in modules)
+    )
+
+
+def _wrapper_functions(names: Names, config: Config) -> list[str]:
+    """Functions imported by name from outside the comm modules and named for a collective (bot.analyze.context
+    `_wrapper`)."""
+    return sorted(
+        local
+        for local, target in names.aliases.items()
+        if WRAPPER_NAME.search(local) and not target.startswith(("torch.", "numpy."))
+        and not any(target.startswith(f"{m}.") for m in config.comm_modules)
     )
 
 

@@ -7,7 +7,7 @@ import ast
 from dataclasses import dataclass, field
 
 from bot.analyze.names import Names, dotted
-from bot.analyze.scan import SIZE_HELPER
+from bot.analyze.scan import GROUP_NAME, SIZE_HELPER, WRAPPER_NAME
 from bot.analyze.source import ParsedSource
 from bot.analyze.terms import is_none
 from bot.config import Config
@@ -43,7 +43,7 @@ _WORLD_SUFFIXES = ("group.WORLD", "GroupMember.WORLD", "_get_default_group", "ge
 class Collective:
     name: str
     group: ast.expr | None  # the group argument as written (None when none is passed)
-    family: str  # "c10d", "funcol", "nn"
+    family: str  # "c10d", "funcol", "nn", or "wrapper" (a project's function named for one: bot.analyze.scan)
 
 
 _RUNS_LATER = {"functools.partial", "partial", "asyncio.to_thread"}  # first argument: the function it runs
@@ -84,7 +84,7 @@ class Context:
             return None
         module = self.comm_module_of(qualified)
         if module is None:
-            return None
+            return self._wrapper(call, qualified)
         name = qualified.rpartition(".")[2]
         if module.endswith(_FUNCOL):
             family, table = "funcol", _FUNCOL_GROUP_INDEX
@@ -97,6 +97,23 @@ class Context:
         if family == "c10d" and name not in self.config.collectives:
             return None
         return Collective(name, _argument(call, "group", table.get(name)), family)
+
+    def _wrapper(self, call: ast.Call, qualified: str) -> Collective | None:
+        """A function imported from elsewhere in the project and named for a collective (`all_gather_raw`,
+        `_fsdp_gather_tensors`), called with a group: a collective on that group as far as the guard around it
+        goes. Its body is not here, so what it does with None is unknown: only guards are judged (never an
+        unguarded call, never a discarded `.contiguous()`)."""
+        if not isinstance(call.func, ast.Name) or not WRAPPER_NAME.search(call.func.id):
+            return None  # imported by name: `mod.fn(...)` may be any object's method
+        if qualified.startswith(("torch.", "numpy.")):
+            return None
+        for kw in call.keywords:
+            if kw.arg is not None and GROUP_NAME.search(kw.arg):
+                return Collective(call.func.id, kw.value, "wrapper")
+        for arg in call.args:
+            if isinstance(arg, (ast.Name, ast.Attribute)) and GROUP_NAME.search(arg.attr if isinstance(arg, ast.Attribute) else arg.id):
+                return Collective(call.func.id, arg, "wrapper")
+        return None
 
     def partial_collective(self, call: ast.Call) -> Collective | None:
         """`functools.partial(dist.all_reduce, group=g)` (or `asyncio.to_thread(dist.all_reduce, t, group=g)`,

@@ -35,7 +35,7 @@ class Names:
                     continue
                 for a in node.names:
                     if a.name != "*":
-                        into[a.asname or a.name] = f"{base}.{a.name}"
+                        into[a.asname or a.name] = f"{base}{a.name}" if base.endswith(".") else f"{base}.{a.name}"
         for name, target in fallbacks.items():
             aliases.setdefault(name, target)  # `try: from x import new as f` / `except ImportError: ... old as f`
         return cls(aliases)
@@ -80,8 +80,8 @@ def _imports(body: list[ast.stmt], in_handler: bool = False) -> list[tuple[bool,
 def _absolute(module: str | None, level: int, package: str | None) -> str | None:
     if level == 0:
         return module
-    if package is None:
-        return None
+    if package is None:  # where the file sits is unknown: keep the name, marked relative (never a comm module)
+        return "." * level + (module or "")
     parts = package.split(".")
     if level - 1 > len(parts):
         return None

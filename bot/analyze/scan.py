@@ -106,6 +106,9 @@ _DOT_SIZE = re.compile(r"\.size\([ \t]*\)")
 _SIZE_CALL = re.compile(r"_size[ \t]*\(")
 # a name that says "process group": `tp_group`, `process_group`, `pg`, `ep_pg_x`, `grp`, `a_grp`
 GROUP_NAME = re.compile(r"group|(^|_)pg$|(^|_)pg_|(^|_)grp(_|$)", re.I)
+# a project's function named for a collective: `all_gather_raw`, `_fsdp_gather_tensors`, `reduce_scatter_coalesced`
+WRAPPER_NAME = re.compile(r"(?:^|_)(?:all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|broadcast|gather|scatter|reduce)"
+                          r"(?:_|$)", re.I)
 # a helper measuring a group by its name: `get_pg_size(g)`, `group_size(g)`, `_get_process_group_size(g)`,
 # `get_distributed_world_size(g)` (a project's wrapper of get_world_size, imported from another file)
 SIZE_HELPER = re.compile(r"^_?(?:get_)?(?:\w*_)?(?:pg|group|process_group|world)_size$")

@@ -37,6 +37,7 @@ class ParsedSource:
     ignores: dict[int, frozenset[str]] = field(default_factory=dict)
     # sorted line numbers that mention a name any rule cares about; statements elsewhere are not walked
     hot_lines: list[int] = field(default_factory=list)
+    trimmed: bool = False  # functions the analysis did not need were left out of ``tree``
 
     _ends: list[int] | None = None
     _called: dict[str, set[int]] = field(default_factory=dict)
@@ -148,9 +149,9 @@ def decode(data: str | bytes) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
-def parse(data: str | bytes, hot: Words | None = None) -> ParsedSource:
-    """Decode and parse; with ``hot``, the hot lines are found and functions the analysis does not need are
-    left out of the tree (bot.analyze.slicing): ``text`` and ``lines`` stay whole."""
+def parse(data: str | bytes, hot: Words | None = None, *, whole: bool = False) -> ParsedSource:
+    """Decode and parse; with ``hot``, the hot lines are found and (unless ``whole``) functions the analysis
+    does not need are left out of the tree (bot.analyze.slicing): ``text`` and ``lines`` stay whole."""
     text = decode(data)
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")  # as ast counts lines
     parsed = ParsedSource(text=text, tree=_EMPTY, lines=lines)
@@ -161,10 +162,11 @@ def parse(data: str | bytes, hot: Words | None = None) -> ParsedSource:
         aliased = parsed.find_hot(hot)
         joined = text if "\r" not in text else "\n".join(lines)
         starts = [0, *parsed._line_ends(), len(text) + 1] if joined is text else None
-        cut = None if aliased else sliced(joined, lines, parsed.hot_lines, parsed.call_lines, starts)  # alias: by name
-        if cut is not None:
+        cut = None if aliased or whole else sliced(joined, lines, parsed.hot_lines, parsed.call_lines, starts)
+        if cut is not None:  # (an alias is found by name after the parse: no cut then)
             try:
                 tree = ast.parse(cut)
+                parsed.trimmed = True
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 tree = None  # cut in the wrong place (a string or bracket at the margin): parse it all
     if tree is None:

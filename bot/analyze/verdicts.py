@@ -135,8 +135,8 @@ def decide(module: ModuleFacts) -> Verdicts:
                     via = c.term.via if isinstance(c.term, SizeOf) else None
                     (v.cached if via and via.startswith("self.") else v.size_only).append((site, c))
             continue
-        if site.separate or f.null != Null.MAYBE:
-            continue
+        if site.separate or f.null != Null.MAYBE or site.collective.family == "wrapper":
+            continue  # (a wrapper's body is elsewhere: what it does with None is unknown)
         if site.world_fallback or _owner(module, site.key, site.function) in world or \
                 module.env.world_documented(site.key, site.function):
             continue
@@ -442,7 +442,7 @@ def _through_callers(module: ModuleFacts, callers: dict[int, list[CallSite]], ab
     not optional); a caller passes a group that can be None (and means "absent") with no guard: report there."""
     out: list[Unguarded] = []
     for r in _reaches(module, callers):
-        if r.site.separate or r.size_inside or r.nonnull_inside:
+        if r.site.separate or r.size_inside or r.nonnull_inside or r.site.collective.family == "wrapper":
             continue
         if r.depth == 0 and (r.site.facts is None or r.site.facts.null != Null.UNKNOWN):
             continue  # an optional group at the collective itself is decided there

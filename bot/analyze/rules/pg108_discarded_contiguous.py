@@ -52,7 +52,8 @@ RULE = Rule(
 def check(r: Reporter) -> None:
     inplace = r.ctx.config.inplace_collectives
     for site in r.verdicts.module.sites.collectives.values():
-        if site.collective.name not in inplace or site.partial or not site.call.args:
+        if site.collective.name not in inplace or site.partial or not site.call.args or \
+                site.collective.family == "wrapper":
             continue
         first = site.call.args[0]
         if not (isinstance(first, ast.Call) and isinstance(first.func, ast.Attribute) and first.func.attr == "contiguous"

@@ -204,6 +204,18 @@ CASES = [
              if self.shard_pg is not None:
                  dist.all_reduce(out, group=self.shard_pg)
      """, [("PG103", 7)]),
+    ("aliases: a group held in a dict, tested with .get and used by subscript", """
+     STATS = {"sum_grp": None, "mean_grp": None}
+     def flush(vals, tracker):
+         if STATS.get("sum_grp") is not None:
+             dist.all_reduce(vals, group=STATS.get("sum_grp"))
+         if STATS.get("mean_grp") is not None:
+             dist.all_reduce(vals, group=STATS["mean_grp"])
+         if tracker.get("avg_group", None) is not None and dist.get_world_size(tracker["avg_group"]) > 1:
+             dist.all_reduce(vals, group=tracker["avg_group"])
+         if tracker[key] is not None:
+             dist.all_reduce(vals, group=tracker[key])
+     """, [("PG103", 3), ("PG103", 5), ("PG101", 7)]),
     # ---------------------------------------------------------------- size provenance
     ("size: group.size()", """
      def f(t, g=None):

@@ -44,3 +44,23 @@ def test_group_sizes_finds_group_size_calls_and_size_helpers_only() -> None:
 
     text = "a = self.tp_group.size()\nb = x.size()\nc = get_pg_size(g)\nd = get_size(g)\ne = tensor.size(0)\n"
     assert [text[o : o + 8] for o in group_sizes(text)] == ["tp_group", "get_pg_s"]
+
+
+def test_imported_wrappers_are_read_off_import_statements() -> None:
+    from bot.analyze.scan import imported_wrappers
+
+    text = (
+        "from .utils import all_gather_raw, helper\n"
+        "from pkg.comm import (\n    reduce_scatter_coalesced as rsc,\n    GATHER_TIMER,\n)\n"
+        "import pkg.gather_utils\n"
+        "x = reimport(broadcast_thing)\n"
+    )
+    assert imported_wrappers(text) == ["all_gather_raw", "rsc"]
+
+
+def test_calls_with_group_need_a_group_among_the_arguments() -> None:
+    from bot.analyze.scan import Words, calls_with_group
+
+    text = "a = all_gather_raw(t, self.process_group)\nb = all_gather_raw(t, n)\nc = all_gather_raw(\n    t,\n    pg=g)\n"
+    found = calls_with_group(text, Words(["all_gather_raw"]))
+    assert [text.count("\n", 0, o) + 1 for o in found] == [1, 3]

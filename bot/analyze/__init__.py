@@ -96,13 +96,12 @@ def analyze_source(path: str, source: str | bytes, config: Config, *, project_pa
     names = Names.of(parsed.tree, package_of(project_path))
     renamed = _renamed_functions(names, config)
     wrappers = _wrapper_functions(names, config)
-    if renamed or wrappers:  # `get_world_size as ws`, `all_gather_raw` from elsewhere: lines calling them matter
+    if renamed or not set(wrappers) <= set(parsed.wrappers):
+        # `get_world_size as ws`, or a wrapper (`all_gather_raw(t, g)`) the text scan missed: their lines matter
         before = parsed.hot_lines
-        parsed.find_hot(prefilter.words | renamed | wrappers)
+        parsed.find_hot(prefilter.words | renamed, wrappers)
         if parsed.trimmed and not set(parsed.hot_lines) <= set(before):  # a function left out may matter now
-            hot = parsed.hot_lines
-            parsed = parse(source, prefilter.words, whole=True)
-            parsed.hot_lines = hot
+            parsed = parse(source, prefilter.words | renamed, wrappers)
     ctx = Context(path, parsed, names, config)
     try:
         module = analyze_module(ctx)
@@ -132,7 +131,8 @@ def _wrapper_functions(names: Names, config: Config) -> list[str]:
     return sorted(
         local
         for local, target in names.aliases.items()
-        if WRAPPER_NAME.search(local) and not target.startswith(("torch.", "numpy."))
+        if WRAPPER_NAME.search(leaf := target.rpartition(".")[2]) and not leaf.isupper()
+        and not target.startswith(("torch.", "numpy."))
         and not any(target.startswith(f"{m}.") for m in config.comm_modules)
     )
 

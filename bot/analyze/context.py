@@ -103,7 +103,8 @@ class Context:
         `_fsdp_gather_tensors`), called with a group: a collective on that group as far as the guard around it
         goes. Its body is not here, so what it does with None is unknown: only guards are judged (never an
         unguarded call, never a discarded `.contiguous()`)."""
-        if not isinstance(call.func, ast.Name) or not WRAPPER_NAME.search(call.func.id):
+        name = qualified.rpartition(".")[2]  # what it is called where it is defined (`x as y`: x)
+        if not isinstance(call.func, ast.Name) or not WRAPPER_NAME.search(name) or name.isupper():
             return None  # imported by name: `mod.fn(...)` may be any object's method
         if qualified.startswith(("torch.", "numpy.")):
             return None

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 
 from bot.analyze.context import Collective
 from bot.analyze.env import FunctionInfo, ModuleEnv, int_params
-from bot.analyze.names import dotted
+from bot.analyze.names import dict_entry, dotted, leaf_name
 from bot.analyze.scan import GROUP_NAME
 from bot.analyze.terms import (
     UNREACHABLE,
@@ -475,6 +475,10 @@ class Walker:
                 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
             base = self.canon(node.args[0], s)  # `getattr(self, "pg", None)` is `self.pg`
             return f"{base}.{node.args[1].value}" if base is not None else None
+        held = dict_entry(node)
+        if held is not None:  # `d["tp_group"]` and `d.get("tp_group")` are one key, spelled as the None-safe get
+            base = self.canon(held[0], s)
+            return f"{base}.get({held[1]!r})" if base is not None else None
         text = dotted(node)
         if text is None:
             return None
@@ -492,7 +496,7 @@ class Walker:
         return origin
 
     def is_group(self, key: str) -> bool:
-        return key in self.group_keys or bool(GROUP_NAME.search(key.rpartition(".")[2]))
+        return key in self.group_keys or bool(GROUP_NAME.search(leaf_name(key)))
 
     # ================================================================ size terms
 

@@ -7,6 +7,7 @@ import ast
 from dataclasses import dataclass, field
 
 from bot.analyze.source import COMPOUND
+from bot.analyze.terms import is_none
 
 
 @dataclass
@@ -108,3 +109,23 @@ def dotted(node: ast.AST) -> str | None:
         parts.append(node.id)
         return ".".join(reversed(parts))
     return None
+
+
+def dict_entry(node: ast.AST) -> tuple[ast.expr, str] | None:
+    """`d["k"]` or `d.get("k")` (`d.get("k", None)`) on a name or attribute: (d, "k"); else None."""
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        base, key = node.value, node.slice.value
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
+            and not node.keywords and len(node.args) in (1, 2) and isinstance(node.args[0], ast.Constant) \
+            and isinstance(node.args[0].value, str) and (len(node.args) == 1 or is_none(node.args[1])):
+        base, key = node.func.value, node.args[0].value
+    else:
+        return None
+    return (base, key) if isinstance(base, (ast.Name, ast.Attribute)) else None
+
+
+def leaf_name(key: str) -> str:
+    """The last name in a key: `self.tp_group` -> `tp_group`, `stats.get('sum_grp')` -> `sum_grp`."""
+    if key.endswith("')") and ".get('" in key:
+        return key[key.rindex(".get('") + 6 : -2]
+    return key.rpartition(".")[2]

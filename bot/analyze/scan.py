@@ -93,6 +93,9 @@ class Words:
                 if data[start:end] in words:
                     yield start, end
 
+    def __contains__(self, word: object) -> bool:
+        return word in self._set
+
     def __or__(self, other: Iterable[str]) -> Words:
         return Words((*self.words, *other))
 
@@ -124,6 +127,48 @@ def group_sizes(text: str) -> list[int]:
             found.append(start)
     for m in _SIZE_CALL.finditer(text):
         start = word_start(text, m.start())
-        if SIZE_HELPER.match(text[start : m.start() + 5]):
+        name = text[start : m.start() + 5]
+        if SIZE_HELPER.match(name) and (not name.endswith("world_size") or _ONE_ARGUMENT.match(text, m.end())):
+            found.append(start)  # (a `*world_size()` getter with no group, or `(with_cp=True)`, measures no group)
+    return found
+
+
+def calls_with_group(text: str, words: Words) -> list[int]:
+    """Offsets of calls of ``words`` whose arguments name a group (`all_gather_raw(t, self.process_group)`,
+    `f(x, tp_group=g)`): the call text up to its closing bracket (at most a few lines)."""
+    found = []
+    for start in words.offsets(text, uses=True):
+        depth, i, end = 0, text.find("(", start), min(len(text), start + 600)
+        if i < 0 or i >= end or text[start:i].strip(" \t") not in words:
+            continue
+        j = i
+        while j < end:
+            c = text[j]
+            depth += (c == "(") - (c == ")")
+            if depth == 0:
+                break
+            j += 1
+        if any(GROUP_NAME.search(w) for w in _IDENT.findall(text, i, j)):
             found.append(start)
     return found
+
+
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_IMPORTED = re.compile(r"import[ \t]+(\([^)]*\)|[^\n]*)")
+
+
+def imported_wrappers(text: str) -> list[str]:
+    """Names an import binds that are named for a collective (WRAPPER_NAME), read off the text before the
+    parse, so that the lines calling them are hot when functions are left out (bot.analyze.slicing). A
+    superset of what the parsed imports give (bot.analyze.names): it may keep a function too many, never one
+    too few."""
+    found = set()
+    for m in _IMPORTED.finditer(text):
+        if word_before(text, m.start()):
+            continue
+        for part in m.group(1).strip("()").split(","):
+            words = part.replace("\\", " ").split()  # `name` or `name as local`: named for what it is
+            if words and "." not in words[0] and WRAPPER_NAME.search(words[0]) and not words[0].isupper():
+                found.add(words[-1])
+    return sorted(found)
+_ONE_ARGUMENT = re.compile(r"[ \t]*(?:group[ \t]*=[ \t]*)?[A-Za-z_][\w.]*[ \t]*[,)]")

@@ -15,7 +15,7 @@ import tokenize
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from bot.analyze.scan import Words, group_sizes, word_before
+from bot.analyze.scan import Words, calls_with_group, group_sizes, imported_wrappers, word_before
 from bot.analyze.slicing import sliced
 from bot.model import Span
 
@@ -38,15 +38,20 @@ class ParsedSource:
     # sorted line numbers that mention a name any rule cares about; statements elsewhere are not walked
     hot_lines: list[int] = field(default_factory=list)
     trimmed: bool = False  # functions the analysis did not need were left out of ``tree``
+    wrappers: Sequence[str] = ()  # whose calls with a group were hot when it was trimmed
 
     _ends: list[int] | None = None
     _called: dict[str, set[int]] = field(default_factory=dict)
 
-    def find_hot(self, words: Words) -> bool:
-        """Set ``hot_lines``: where a hot word is used as a function, or a group's size is asked. Returns whether
-        a hot word is imported under another name (then its lines are found by that name)."""
+    def find_hot(self, words: Words, wrappers: Sequence[str] = ()) -> bool:
+        """Set ``hot_lines``: where a hot word is used as a function, a group's size is asked, or a wrapper
+        (bot.analyze.context) is called with a group. Returns whether a hot word is imported under another name
+        (then its lines are found by that name)."""
         offsets, aliased = words.uses_and_aliases(self.text)
-        self.hot_lines = self.lines_at(sorted({*offsets, *group_sizes(self.text)}))
+        found = {*offsets, *group_sizes(self.text)}
+        if wrappers:
+            found.update(calls_with_group(self.text, Words(wrappers)))
+        self.hot_lines = self.lines_at(sorted(found))
         return aliased
 
     def lines_at(self, offsets: Iterable[int]) -> list[int]:
@@ -149,9 +154,10 @@ def decode(data: str | bytes) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
-def parse(data: str | bytes, hot: Words | None = None, *, whole: bool = False) -> ParsedSource:
-    """Decode and parse; with ``hot``, the hot lines are found and (unless ``whole``) functions the analysis
-    does not need are left out of the tree (bot.analyze.slicing): ``text`` and ``lines`` stay whole."""
+def parse(data: str | bytes, hot: Words | None = None, wrappers: Sequence[str] = ()) -> ParsedSource:
+    """Decode and parse; with ``hot`` (and ``wrappers``: ParsedSource.find_hot), the hot lines are found and
+    functions the analysis does not need are left out of the tree (bot.analyze.slicing): ``text`` and
+    ``lines`` stay whole."""
     text = decode(data)
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")  # as ast counts lines
     parsed = ParsedSource(text=text, tree=_EMPTY, lines=lines)
@@ -159,10 +165,12 @@ def parse(data: str | bytes, hot: Words | None = None, *, whole: bool = False) -
     if hot is None:
         parsed.hot_lines = list(range(1, len(lines) + 1))
     else:
-        aliased = parsed.find_hot(hot)
+        wrappers = sorted({*wrappers, *imported_wrappers(text)})
+        parsed.wrappers = wrappers
+        aliased = parsed.find_hot(hot, wrappers)
         joined = text if "\r" not in text else "\n".join(lines)
         starts = [0, *parsed._line_ends(), len(text) + 1] if joined is text else None
-        cut = None if aliased or whole else sliced(joined, lines, parsed.hot_lines, parsed.call_lines, starts)
+        cut = None if aliased else sliced(joined, lines, parsed.hot_lines, parsed.call_lines, starts)
         if cut is not None:  # (an alias is found by name after the parse: no cut then)
             try:
                 tree = ast.parse(cut)

@@ -147,8 +147,9 @@ def decide(module: ModuleFacts) -> Verdicts:
         if evidence is None:
             continue
         v.unguarded.append(Unguarded(site, evidence[0], evidence[1]))
-    v.none_only.extend(n for n in _none_only_callers(module, callers, world) if id(n.check.test) not in dispatch)
-    for site in _calls_as_sites(module, callers):
+    reaches = _reaches(module, callers)  # helpers that run a collective on what their callers pass
+    v.none_only.extend(n for n in _none_only_callers(module, reaches, callers, world) if id(n.check.test) not in dispatch)
+    for site in _calls_as_sites(module, reaches, callers):
         at_call = site.facts
         assert at_call is not None and site.key is not None
         if at_call.pred:
@@ -163,15 +164,16 @@ def decide(module: ModuleFacts) -> Verdicts:
             for c in sorted(at_call.size, key=_pos):
                 via = c.term.via if isinstance(c.term, SizeOf) else None
                 (v.cached if via and via.startswith("self.") else v.size_only).append((site, c))
-    v.unguarded.extend(_through_callers(module, callers, absent, world))
+    v.unguarded.extend(_through_callers(module, reaches, callers, absent, world))
     return v
 
 
-def _calls_as_sites(module: ModuleFacts, callers: dict[int, list[CallSite]]) -> Iterator[CollectiveSite]:
+def _calls_as_sites(module: ModuleFacts, reaches: list[Reach], callers: dict[int, list[CallSite]]
+                    ) -> Iterator[CollectiveSite]:
     """A call into a helper that runs a collective, untested, on the group it is given: the guard around the
     call is that collective's guard (split, size-only or cached; None-only ones: `_none_only_callers`). Each
     comes back as the helper's collective seen from the call, with the caller's key, facts and function."""
-    for r in _reaches(module, callers):
+    for r in reaches:
         if r.size_inside or r.nonnull_inside or r.site.separate:
             continue
         for call in callers.get(id(r.helper.node), []):
@@ -183,12 +185,12 @@ def _calls_as_sites(module: ModuleFacts, callers: dict[int, list[CallSite]]) -> 
                           path=call.path, statement=call.statement or r.site.statement)
 
 
-def _none_only_callers(module: ModuleFacts, callers: dict[int, list[CallSite]],
+def _none_only_callers(module: ModuleFacts, reaches: list[Reach], callers: dict[int, list[CallSite]],
                        world: set[str]) -> Iterable[NoneOnly]:
     """A call into a helper that (directly or through further helpers) runs a collective on the group it is
     given, guarded at the call by a None test alone while no size is tested on the way: the None-only guard is
     at the call."""
-    for r in _reaches(module, callers):
+    for r in reaches:
         if r.size_inside or r.site.separate:
             continue
         for call in callers.get(id(r.helper.node), []):
@@ -436,12 +438,12 @@ def _guarded_by_callers(module: ModuleFacts, site: CollectiveSite, callers: dict
     return True
 
 
-def _through_callers(module: ModuleFacts, callers: dict[int, list[CallSite]], absent: dict[str, set[str]],
+def _through_callers(module: ModuleFacts, reaches: list[Reach], callers: dict[int, list[CallSite]], absent: dict[str, set[str]],
                      world: set[str]) -> list[Unguarded]:
     """A helper runs a collective on a group it takes from its caller and does not test (its own parameter is
     not optional); a caller passes a group that can be None (and means "absent") with no guard: report there."""
     out: list[Unguarded] = []
-    for r in _reaches(module, callers):
+    for r in reaches:
         if r.site.separate or r.size_inside or r.nonnull_inside or r.site.collective.family == "wrapper":
             continue
         if r.depth == 0 and (r.site.facts is None or r.site.facts.null != Null.UNKNOWN):

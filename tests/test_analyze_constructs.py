@@ -483,6 +483,15 @@ CASES = [
                  return False
              return True
      """, [("PG107", 1), ("PG107", 8)]),
+    ("guard: a predicate copy as an if/elif/else of returns", """
+     def active(group):
+         if group is None:
+             return False
+         elif dist.get_world_size(group) < 2:
+             return False
+         else:
+             return True
+     """, [("PG107", 1)]),
     ("guard: early returns that are not one test are not a copy", """
      def maybe(g):
          if g is None:

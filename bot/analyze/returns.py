@@ -63,7 +63,8 @@ def negation(node: ast.expr) -> ast.expr:
 def _outcome(stmt: ast.stmt) -> _Outcome | None:
     """What a final statement returns: `return X`, or `if C: return A` / `else: return B` as one outcome."""
     if isinstance(stmt, ast.If) and stmt.orelse:
-        then, other = _returned(stmt.body), _returned(stmt.orelse)
+        other = _outcome(stmt.orelse[0]) if len(stmt.orelse) == 1 else None  # `else: return B`, or an `elif`
+        then = _returned(stmt.body)
         if then is not None and other is not None:
             return _fold(stmt, stmt.test, then, other)
         return None

@@ -581,6 +581,42 @@ CASES = [
          if dist.get_world_size(group) > 1:
              dist.all_reduce(t, group=group)
      """, []),
+    ("none: the class docstring documents the world as the default, numpy style", """
+     class AllReduceOp:
+         '''Sum over ranks.
+
+         Parameters
+         ----------
+         process_group : ProcessGroup, default = world group
+             Group to reduce over.
+         overlap : bool, default = False
+             If None, nothing overlaps.
+         '''
+         def __init__(self, process_group=None, overlap=False):
+             self.process_group = process_group
+             self.size = dist.get_world_size(self.process_group)
+         def forward(self, x):
+             if self.size == 1:
+                 return x
+             dist.all_reduce(x, group=self.process_group)
+             return x
+         def backward(self, g):
+             if dist.get_world_size(self.process_group) == 1:
+                 return g
+             dist.all_reduce(g, group=self.process_group)
+             return g
+     """, []),
+    ("none: a docstring's next parameter entry says nothing about this one", """
+     class Layer:
+         '''Args:
+             process_group (ProcessGroup): the group to shard over, defaults to None.
+             seq_mode (str): If None, sequence parallel is not used.
+         '''
+         def __init__(self, process_group=None):
+             self.process_group = process_group
+         def b(self, t):
+             dist.all_gather([t], t, group=self.process_group)
+     """, []),
     ("none: world collective in the None branch", """
      def f(t, group=None):
          if group is not None:

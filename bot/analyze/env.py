@@ -264,6 +264,8 @@ class ModuleEnv:
             return False
         start, end = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
         for line in self.ctx.source.lines[start - 1 : end]:
+            if "#" not in line or leaf not in line:  # most lines, in C: a large class is read for each group
+                continue
             match = _COMMENT.search(line)
             if match and re.search(rf"\b{re.escape(leaf)}\b", match.group(1)) and re.search(r"\bworld|default group|global group", match.group(1), re.I):
                 return True

@@ -579,3 +579,15 @@ def test_relative_imports_outside_a_known_package_keep_their_names() -> None:
     assert aliases == {"gather": "..distributed._fsdp_gather_tensors", "utils": ".utils"}
     assert Names.of(tree, "pkg.sub.mod").aliases == {"gather": "pkg.sub.distributed._fsdp_gather_tensors",
                                                       "utils": "pkg.sub.mod.utils"}
+
+
+def test_the_prefilter_keeps_a_file_whose_only_sign_is_a_groups_own_size() -> None:
+    from bot.analyze import _prefilter_for
+
+    prefilter = _prefilter_for(CONFIG)
+    kept = "import torch.distributed as dist\nfrom .comm import gather_seq\ndef f(x, sp_group=None):\n" \
+           "    if sp_group is None or sp_group.size() == 1:\n        return x\n    return gather_seq(x, sp_group)\n"
+    assert prefilter.wanted(kept)
+    assert [f.code for f in analyze_source("pkg/seq.py", kept, CONFIG).findings] == ["PG102"]
+    assert not prefilter.wanted(kept.replace("sp_group.size()", "len(x)"))  # no group's size: nothing to find
+    assert not prefilter.wanted(kept.replace("import torch.distributed as dist\n", ""))  # no comm module named

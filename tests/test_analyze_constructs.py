@@ -514,6 +514,31 @@ CASES = [
              if self.tp_size > 1:
                  dist.all_reduce(t, group=self.tp_group)
      """, [("PG101", 8)]),
+    ("guard: a device mesh stands for its group (`mesh.size()`, `group=mesh`), in a file of functional collectives only", """
+     from torch.distributed._functional_collectives import all_gather_tensor
+     def gather_rows(x, dim, row_mesh=None):
+         if row_mesh is None or row_mesh.size() == 1:
+             return x
+         return all_gather_tensor(x, gather_dim=dim, group=row_mesh)
+     def weights(a, mesh=None):
+         if mesh and mesh.size() > 1:
+             a = a * 2
+         return a
+     def reduce_loss(loss, loss_mesh=None):
+         if loss_mesh is not None:
+             dist.all_reduce(loss, group=loss_mesh.get_group())
+     """, [("PG102", 3), ("PG101", 7)]),
+    ("none: common work on another group before an early exit is not a choice of how to communicate", """
+     class Pusher:
+         def __init__(self):
+             self.ext_group = None
+         def push(self, flat, sync_group):
+             if self.ext_group is None:
+                 dist.barrier(group=sync_group)
+                 return
+             dist.broadcast(flat, src=0, group=self.ext_group)
+             dist.barrier(group=sync_group)
+     """, [("PG103", 5)]),
     ("guard: the predicate itself", """
      def f(t, g=None):
          if pg_utils.is_parallel(g):

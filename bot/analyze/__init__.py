@@ -14,12 +14,12 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
-from bot.analyze.context import Context
+from bot.analyze.context import FUNCTIONAL_COLLECTIVES, Context
 from bot.analyze.module import analyze_module
 from bot.analyze.names import Names, package_of
 from bot.analyze.parallel import map_forked
 from bot.analyze.rules import MODULES, RULES, Reporter
-from bot.analyze.scan import WRAPPER_NAME, Words, first_word_hit, led
+from bot.analyze.scan import WRAPPER_NAME, Words, first_word_hit, group_sizes, led
 
 __all__ = ["RULES", "analyze_paths", "analyze_source"]  # the file walk and project root: bot.files
 from bot.analyze.source import UnreadableSource, parse
@@ -35,7 +35,7 @@ class _Prefilter:
     literal-led (bot.analyze.scan): most files are read only by fast string searches."""
 
     def __init__(self, config: Config) -> None:
-        self.words = Words({"get_world_size", config.predicate_function, *config.collectives})
+        self.words = Words({"get_world_size", config.predicate_function, *config.collectives, *FUNCTIONAL_COLLECTIVES})
         modules = []
         for module in (*config.comm_modules, f"{config.predicate_module}.{config.predicate_name}"):
             modules.append(led(re.escape(module)))
@@ -59,13 +59,15 @@ class _Prefilter:
         data = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
         if b"\0" in data:
             return True
-        return (
-            any(p[1].search(data) is not None for p in self._modules)
-            and self.words.search(data)
-            and (any(p[1].search(data) is not None for p in self._needs)
-                 or any(first_word_hit(p, data) for p in self._needs_words)
-                 or self._positional.search(data) is not None)
-        )
+        if not any(p[1].search(data) is not None for p in self._modules):
+            return False
+        if self.words.search(data) and (any(p[1].search(data) is not None for p in self._needs)
+                                        or any(first_word_hit(p, data) for p in self._needs_words)
+                                        or self._positional.search(data) is not None):
+            return True
+        # a group's own size (`tp_group.size() == 1`, `sp_mesh.size() > 1`) tested before a project's wrapper or
+        # helper, with no torch collective in the file
+        return b".size()" in data and bool(group_sizes(data.decode("utf-8", "replace")))
 
 
 _PREFILTERS: dict[tuple[object, ...], _Prefilter] = {}

@@ -32,6 +32,8 @@ _NN_FUNCTIONAL_GROUP_INDEX = {
     "all_reduce": 2, "broadcast": 2, "all_gather": 1, "reduce_scatter": 3, "all_to_all_single": 4,
     "all_to_all": 2, "reduce": 3, "gather": 2, "scatter": 2,
 }
+# the functional families' own names (`all_gather_tensor_autograd`): the prefilter and the hot lines look for them
+FUNCTIONAL_COLLECTIVES = frozenset({*_FUNCOL_GROUP_INDEX, *_NN_FUNCTIONAL_GROUP_INDEX})
 _FUNCOL = "_functional_collectives"
 _NN_FUNCTIONAL = "nn.functional"
 # Names of expressions that are the world group itself (an explicit fallback to the world).

@@ -203,14 +203,19 @@ def _none_only_callers(module: ModuleFacts, reaches: list[Reach], callers: dict[
 
 
 def _dispatch_tests(module: ModuleFacts) -> set[int]:
-    """Branch tests with communication on both sides (`if has_two_levels(cg): hierarchical() else: flat()`):
-    such a None test chooses how to communicate, it does not decide whether to."""
-    sides: dict[int, set[bool]] = {}
-    for path in [*(c.path for c in module.sites.collectives.values()),
-                 *(c.path for c in module.sites.calls.values() if id(c.callee.node) in _communicating(module))]:
+    """Branch tests with different communication on each side (`if has_two_levels(cg): hierarchical() else:
+    flat()`): such a None test chooses how to communicate, it does not decide whether to. Communication that one
+    side shares with the other (a barrier on another group before an early return, and after the collective
+    on the other path) is common work, not a choice."""
+    sides: dict[int, dict[bool, set[tuple[str, str | None]]]] = {}
+    communicating = _communicating(module)
+    done = [*((c.path, (c.collective.name, c.key)) for c in module.sites.collectives.values()),
+            *((c.path, (c.callee.qualname, None)) for c in module.sites.calls.values() if id(c.callee.node) in communicating)]
+    for path, what in done:
         for test, outcome in path:
-            sides.setdefault(test, set()).add(outcome)
-    return {test for test, seen in sides.items() if len(seen) == 2}
+            sides.setdefault(test, {}).setdefault(outcome, set()).add(what)
+    return {test for test, seen in sides.items()
+            if len(seen) == 2 and not (seen[True] <= seen[False] or seen[False] <= seen[True])}
 
 
 def _communicating(module: ModuleFacts) -> set[int]:

@@ -216,6 +216,15 @@ CASES = [
          if tracker[key] is not None:
              dist.all_reduce(vals, group=tracker[key])
      """, [("PG103", 3), ("PG103", 5), ("PG101", 7)]),
+    ("aliases: `getattr(self, 'g', None)` read inline says the attribute may be missing or None", """
+     class Block:
+         def go(self, t):
+             if dist.get_world_size(getattr(self, "sp_group", None)) > 1:
+                 dist.all_reduce(t, group=getattr(self, "sp_group", None))
+         def other(self, t):
+             if dist.get_world_size(self.dp_group) > 1:
+                 dist.all_reduce(t, group=self.dp_group)
+     """, [("PG104", 3)]),
     # ---------------------------------------------------------------- size provenance
     ("size: group.size()", """
      def f(t, g=None):

@@ -25,6 +25,7 @@ _WORLD_DOC = re.compile(
 )
 # numpy style with no None: "process_group : ProcessGroup, default = world group", "defaults to the global group"
 _WORLD_DEFAULT = re.compile(r"\bdefaults?\b\s*(?:[=:]|to|is)?\s*(?:the\s+)?(?:world|global)\b", re.I)
+_GETATTR_NONE = re.compile(r"getattr\(\s*self\s*,\s*[\"'](\w+)[\"']\s*,\s*None\s*\)")
 # None documented as "no parallelism" ("If None, no model parallelism is set").
 _ABSENT_DOC = re.compile(r"\bNone\b[^.\n]{0,60}\b(no|not|disabled|without|absent|skip|single)\b", re.I)
 
@@ -60,6 +61,7 @@ class ClassInfo:
     lambdas: dict[str, ast.Lambda] = field(default_factory=dict)  # class-level `is_tp = lambda g: ...`
     autograd: bool | None = None  # a torch.autograd.Function (through bases here); None: not asked yet
     _optional: set[str] | None = None  # computed on first use: most classes are never asked
+    read_as_optional: set[str] | None = None  # `getattr(self, "x", None)` in the class (ModuleEnv, on first use)
 
     @property
     def optional_attrs(self) -> set[str]:
@@ -137,9 +139,18 @@ class ModuleEnv:
             return Null.MAYBE if head in self.optional_globals else Null.UNKNOWN
         if head in ("self", "cls") and function is not None:
             klass = self.class_of(function)
-            if klass is not None and any(key in c.optional_attrs for c in self.mro(klass)):
+            if klass is not None and any(key in c.optional_attrs or rest in self._read_as_optional(c)
+                                         for c in self.mro(klass)):
                 return Null.MAYBE
         return Null.UNKNOWN
+
+    def _read_as_optional(self, klass: ClassInfo) -> set[str]:
+        """Attributes the class reads as `getattr(self, "x", None)`: it expects them to be missing or None."""
+        if klass.read_as_optional is None:
+            start, end = klass.node.lineno, klass.node.end_lineno or klass.node.lineno
+            text = "\n".join(self.ctx.source.lines[start - 1 : end])
+            klass.read_as_optional = set(_GETATTR_NONE.findall(text)) if "getattr(" in text else set()
+        return klass.read_as_optional
 
     def returned(self, function: FunctionInfo) -> ast.expr | None:
         """The test the function returns (bot.analyze.returns), one node per function: folded tests are new

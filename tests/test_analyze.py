@@ -581,7 +581,7 @@ def test_relative_imports_outside_a_known_package_keep_their_names() -> None:
                                                       "utils": "pkg.sub.mod.utils"}
 
 
-def test_the_prefilter_keeps_a_file_whose_only_sign_is_a_groups_own_size() -> None:
+def test_the_prefilter_keeps_a_file_whose_only_signs_are_a_groups_size_or_a_wrapper_call() -> None:
     from bot.analyze import _prefilter_for
 
     prefilter = _prefilter_for(CONFIG)
@@ -589,5 +589,8 @@ def test_the_prefilter_keeps_a_file_whose_only_sign_is_a_groups_own_size() -> No
            "    if sp_group is None or sp_group.size() == 1:\n        return x\n    return gather_seq(x, sp_group)\n"
     assert prefilter.wanted(kept)
     assert [f.code for f in analyze_source("pkg/seq.py", kept, CONFIG).findings] == ["PG102"]
-    assert not prefilter.wanted(kept.replace("sp_group.size()", "len(x)"))  # no group's size: nothing to find
+    wrapper_only = kept.replace("sp_group is None or sp_group.size() == 1", "sp_group is None")
+    assert prefilter.wanted(wrapper_only)  # a wrapper named for a collective, called with a group
+    assert [f.code for f in analyze_source("pkg/seq.py", wrapper_only, CONFIG).findings] == ["PG103"]
+    assert not prefilter.wanted(wrapper_only.replace("gather_seq", "shift_seq"))  # neither sign: nothing to find
     assert not prefilter.wanted(kept.replace("import torch.distributed as dist\n", ""))  # no comm module named

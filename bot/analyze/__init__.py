@@ -19,7 +19,15 @@ from bot.analyze.module import analyze_module
 from bot.analyze.names import Names, package_of
 from bot.analyze.parallel import map_forked
 from bot.analyze.rules import MODULES, RULES, Reporter
-from bot.analyze.scan import WRAPPER_NAME, Words, first_word_hit, group_sizes, led
+from bot.analyze.scan import (
+    WRAPPER_NAME,
+    Words,
+    calls_with_group,
+    first_word_hit,
+    group_sizes,
+    imported_wrappers,
+    led,
+)
 
 __all__ = ["RULES", "analyze_paths", "analyze_source"]  # the file walk and project root: bot.files
 from bot.analyze.source import UnreadableSource, parse
@@ -65,9 +73,13 @@ class _Prefilter:
                                         or any(first_word_hit(p, data) for p in self._needs_words)
                                         or self._positional.search(data) is not None):
             return True
-        # a group's own size (`tp_group.size() == 1`, `sp_mesh.size() > 1`) tested before a project's wrapper or
-        # helper, with no torch collective in the file
-        return b".size()" in data and bool(group_sizes(data.decode("utf-8", "replace")))
+        # no torch collective here, but a group's own size (`tp_group.size() == 1`) or a project's wrapper called
+        # with a group (`reduce_scatter_coalesced(ts, dp_group)`): decoded only for files that got this far
+        text = data.decode("utf-8", "replace")
+        if b".size()" in data and group_sizes(text):
+            return True
+        wrappers = imported_wrappers(text)
+        return bool(wrappers) and bool(calls_with_group(text, Words(wrappers)))
 
 
 _PREFILTERS: dict[tuple[object, ...], _Prefilter] = {}

@@ -121,6 +121,35 @@ RULE = Rule(
             "            dist.all_reduce(t, group=self.tp_group)\n",
             flagged="self.tp_size > 1",
         ),
+        Invalid(  # the guard in front of a call into a helper that communicates on what it is given
+            "import torch.distributed as dist\n"
+            "def _reduce(t, group):\n"
+            "    dist.all_reduce(t, group=group)\n"
+            "def f(t, g=None):\n"
+            "    if g is not None:\n"
+            "        if dist.get_world_size(g) > 1:\n"
+            "            _reduce(t, g)\n",
+            flagged="g is not None",
+        ),
+        Invalid(  # an autograd Function's forward leaves a None-safe size and its group on ctx for backward
+            "import torch\n"
+            "import torch.distributed as dist\n"
+            "class _Mix(torch.autograd.Function):\n"
+            "    @staticmethod\n"
+            "    def forward(ctx, x, groups):\n"
+            "        sub, n = None, 1\n"
+            "        if isinstance(groups, list):\n"
+            "            sub = groups[0]\n"
+            "            n = dist.get_world_size(sub)\n"
+            "        ctx.sub, ctx.n = sub, n\n"
+            "        return x\n"
+            "    @staticmethod\n"
+            "    def backward(ctx, g):\n"
+            "        if ctx.n > 1:\n"
+            "            dist.all_reduce(g, group=ctx.sub)\n"
+            "        return g, None\n",
+            flagged="ctx.n > 1",
+        ),
     ),
     valid=(
         "from deepspeed.comm import pg_utils\n"

@@ -23,6 +23,22 @@ RULE = Rule(
     fix="`pg_utils.is_parallel(g)` (`not pg_utils.is_parallel(g)` in an early exit).",
     fix_safety="Needs `--unsafe-fixes`: it skips single-rank and non-member groups, which is the point.",
     invalid=(
+        Invalid(  # a project's function named for a collective, imported and called with the group (its body is
+            # elsewhere: the guard around it is judged, the call itself never reported)
+            "import deepspeed.comm as dist\n"
+            "from deepspeed.runtime.comm.coalesced_collectives import reduce_scatter_coalesced\n"
+            "def f(ts, dp_group=None):\n"
+            "    if dp_group is not None:\n"
+            "        reduce_scatter_coalesced(ts, dp_group)\n",
+            flagged="dp_group is not None",
+            fixed="import deepspeed.comm as dist\n"
+            "from deepspeed.runtime.comm.coalesced_collectives import reduce_scatter_coalesced\n"
+            "from deepspeed.comm import pg_utils\n\n"
+            "def f(ts, dp_group=None):\n"
+            "    if pg_utils.is_parallel(dp_group):\n"
+            "        reduce_scatter_coalesced(ts, dp_group)\n",
+            unsafe=True,
+        ),
         Invalid(
             "import deepspeed.comm as dist\n"
             "def f(t, group=None):\n"

@@ -78,6 +78,21 @@ RULE = Rule(
         "def f(t, mpu):\n"
         "    if dist.get_world_size(group=mpu.get_model_parallel_group()) > 1:\n"
         "        dist.all_reduce(t, group=mpu.get_model_parallel_group())\n",
+        # None is documented as the world (numpy style, in the class): `get_world_size(None) > 1` is meant
+        "import deepspeed.comm as dist\n"
+        "class AllReduce:\n"
+        "    \"\"\"Sum over ranks.\n\n"
+        "    Parameters\n"
+        "    ----------\n"
+        "    process_group : ProcessGroup, default = world group\n"
+        "    \"\"\"\n"
+        "    def __init__(self, process_group=None):\n"
+        "        self.process_group = process_group\n"
+        "    def forward(self, x):\n"
+        "        if dist.get_world_size(self.process_group) == 1:\n"
+        "            return x\n"
+        "        dist.all_reduce(x, group=self.process_group)\n"
+        "        return x\n",
     ),
 )
 

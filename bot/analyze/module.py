@@ -45,6 +45,8 @@ def analyze_module(ctx: Context) -> ModuleFacts:
     group_keys = _group_keys(source.text)
     facts.group_keys = group_keys
     summaries: dict[int, Summary] = {}
+    # which methods' end states each summary entry came from (None: from assignments in several methods)
+    origins: dict[str, set[int] | None] = {}
 
     lines = _interesting_lines(env, source)
     hot = [f for f in env.functions if _spans_hot(lines, f.node)]
@@ -77,6 +79,7 @@ def analyze_module(ctx: Context) -> ModuleFacts:
                     term = translated
                 if key.startswith("self."):
                     merged = term if key not in summary.sizes else _merge(summary.sizes[key], term)
+                    _came_from(origins, key, method)
                     if merged is not None:
                         summary.sizes[key] = merged
                     else:
@@ -85,6 +88,7 @@ def analyze_module(ctx: Context) -> ModuleFacts:
             for key, flag in end.flags.items():
                 if key.startswith("self.") and _only_bound(flag, binding):
                     summary.flags[key] = (flag, binding)
+                    _came_from(origins, key, method)
 
         if any(isinstance(t, SizeOf) for _, t in assigned):
             walked = {id(m.node) for m in methods}
@@ -95,6 +99,7 @@ def analyze_module(ctx: Context) -> ModuleFacts:
             for key, term in _assigned_sizes(assigned).items():
                 if not isinstance(summary.sizes.get(key), SizeOf):  # a constant end state is only __init__'s
                     summary.sizes[key] = term
+                    origins[key] = None
 
     # Autograd Functions: what forward leaves on ctx, for backward.
     for f in hot:
@@ -126,7 +131,8 @@ def analyze_module(ctx: Context) -> ModuleFacts:
     with_sites = {id(x.function.node) for table in (sites.collectives, sites.calls, sites.chains, sites.sizes)
                   for x in table.values() if x.function is not None}
     for f in hot:
-        if id(f.node) in facts.walked and not _reads_summary(f, summaries, source.lines, only_chains=id(f.node) not in with_sites):
+        if id(f.node) in facts.walked and not _reads_summary(f, summaries, source.lines, origins,
+                                                             only_chains=id(f.node) not in with_sites):
             continue  # walked in pass A, and nothing it records can read the summary differently
         walk(f)
     if any(_spans_hot(lines, s) for s in source.tree.body
@@ -255,16 +261,49 @@ def _assigns_self(function: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[
     return any(_SELF_ASSIGN.match(line) for line in lines[function.lineno - 1 : end])
 
 
-def _reads_summary(f: FunctionInfo, summaries: dict[int, Summary], lines: list[str], only_chains: bool = False) -> bool:
+def _came_from(origins: dict[str, set[int] | None], key: str, method: FunctionInfo) -> None:
+    if key not in origins:
+        origins[key] = {id(method.node)}
+    elif origins[key] is not None:
+        origins[key].add(id(method.node))  # type: ignore[union-attr]
+
+
+def _set_before_read(f: FunctionInfo) -> set[str]:
+    """Attributes the method sets (`self.x = ...`) in a top-level statement before any statement reads them: a
+    summary entry that is only this method's own end state tells it nothing new about these."""
+    first_read: dict[str, int] = {}
+    first_set: dict[str, int] = {}
+    for i, stmt in enumerate(f.node.body):
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and isinstance(n.value, ast.Name) \
+                    and n.value.id == "self":
+                first_read.setdefault(n.attr, i)
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            for t in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                    first_set.setdefault(t.attr, i)
+    return {a for a, i in first_set.items() if first_read.get(a, len(f.node.body)) > i}
+
+
+def _reads_summary(f: FunctionInfo, summaries: dict[int, Summary], lines: list[str],
+                   origins: dict[str, set[int] | None] | None = None, only_chains: bool = False) -> bool:
     """Does the function read a size or flag the class summary knows (``only_chains``: inside a boolean
     chain, the one kind of site a method with no other site can gain from the summary)?"""
     summary = summaries.get(id(f.klass)) if f.klass is not None else None
     if summary is None or not (summary.sizes or summary.flags):
         return False
-    attrs = {k.partition(".")[2] for k in (*summary.sizes, *summary.flags)}
+    keys = (*summary.sizes, *summary.flags)
+    attrs = {k.partition(".")[2] for k in keys}
     text = "\n".join(lines[f.node.lineno - 1 : f.node.end_lineno])
     if not any(f".{a}" in text for a in attrs):
         return False  # the cheap test first: most methods never name one
+    if origins is not None and any(origins.get(k) == {id(f.node)} for k in keys):
+        # entries that are this method's own end state, set before it reads them, tell it nothing new
+        first_set = _set_before_read(f)
+        attrs = {k.partition(".")[2] for k in keys
+                 if not (origins.get(k) == {id(f.node)} and k.partition(".")[2] in first_set)}
+        if not attrs:
+            return False
     roots = [n for n in ast.walk(f.node) if isinstance(n, ast.BoolOp)] if only_chains else [f.node]
     for node in (n for root in roots for n in ast.walk(root)):
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and node.attr in attrs:

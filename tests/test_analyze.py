@@ -594,3 +594,32 @@ def test_the_prefilter_keeps_a_file_whose_only_signs_are_a_groups_size_or_a_wrap
     assert [f.code for f in analyze_source("pkg/seq.py", wrapper_only, CONFIG).findings] == ["PG103"]
     assert not prefilter.wanted(wrapper_only.replace("gather_seq", "shift_seq"))  # neither sign: nothing to find
     assert not prefilter.wanted(kept.replace("import torch.distributed as dist\n", ""))  # no comm module named
+
+
+def test_a_method_is_walked_again_only_when_the_summary_can_tell_it_something(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import bot.analyze.flow as flow
+
+    walked: list[str] = []
+    run = flow.Walker.run
+
+    def counting(self):  # type: ignore[no-untyped-def]
+        walked.append(self.function.node.name if self.function is not None else "<module>")
+        return run(self)
+
+    monkeypatch.setattr(flow.Walker, "run", counting)
+    own = (
+        "import torch.distributed as dist\n"
+        "class A:\n"
+        "    def __init__(self, t, g=None):\n"
+        "        self.g = g\n"
+        "        self.n = dist.get_world_size(g) if g is not None else 1\n"
+        "        if self.n > 1:\n"
+        "            dist.all_reduce(t, group=self.g)\n"
+    )
+    assert [f.code for f in analyze_source("m.py", own, CONFIG).findings] == ["PG101"]
+    assert walked.count("__init__") == 1  # its own entry, set before it is read: nothing new
+    walked.clear()
+    other = own + "    def setup(self, g):\n        self.g = g\n        self.k = dist.get_world_size(g) if g is not None else 1\n" \
+        "    def go(self, t):\n        self.m = 1\n        if self.k > 1:\n            dist.all_reduce(t, group=self.g)\n"
+    analyze_source("m.py", other, CONFIG)
+    assert walked.count("go") == 2  # reads `self.k`, which another method leaves: walked again with the summary

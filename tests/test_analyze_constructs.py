@@ -409,6 +409,14 @@ CASES = [
          if ws > 1:
              dist.all_reduce(t, group=g)
      """, [("PG101", 2)]),
+    ("size provenance: after `self.g = g`, a None-safe size of g tested in the same method guards self.g", """
+     class A:
+         def __init__(self, t, g=None):
+             self.g = g
+             self.n = dist.get_world_size(g) if g is not None else 1
+             if self.n > 1:
+                 dist.all_reduce(t, group=self.g)
+     """, [("PG101", 5)]),
     # ---------------------------------------------------------------- guards however they are split
     ("guard: nested ifs", """
      def f(t, g=None):

@@ -626,11 +626,12 @@ class Walker:
                     return s
                 s = s.copy()
                 check = Check(node, whole, negated, "size", compare, term)
-                f = self.facts(s, term.group)
-                nonnull, null = f.nonnull, f.null
-                if term.none_safe:
-                    nonnull, null = nonnull | {check}, Null.NOT_NONE
-                s.groups[term.group] = Facts(null, nonnull, f.size | {check}, f.pred)
+                for key in self.equal(s, term.group):  # `self.g = g`: a size of g is the size of self.g
+                    f = self.facts(s, key)
+                    nonnull, null = f.nonnull, f.null
+                    if term.none_safe:
+                        nonnull, null = nonnull | {check}, Null.NOT_NONE
+                    s.groups[key] = Facts(null, nonnull, f.size | {check}, f.pred)
                 return s
             if isinstance(term, Separate) and multi:
                 s = s.copy()

@@ -626,12 +626,12 @@ class Walker:
                     return s
                 s = s.copy()
                 check = Check(node, whole, negated, "size", compare, term)
-                for key in self.equal(s, term.group):  # `self.g = g`: a size of g is the size of self.g
-                    f = self.facts(s, key)
+                for same in self.equal(s, term.group):  # `self.g = g`: a size of g is the size of self.g
+                    f = self.facts(s, same)
                     nonnull, null = f.nonnull, f.null
                     if term.none_safe:
                         nonnull, null = nonnull | {check}, Null.NOT_NONE
-                    s.groups[key] = Facts(null, nonnull, f.size | {check}, f.pred)
+                    s.groups[same] = Facts(null, nonnull, f.size | {check}, f.pred)
                 return s
             if isinstance(term, Separate) and multi:
                 s = s.copy()

@@ -14,13 +14,12 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
-from bot.analyze.context import FUNCTIONAL_COLLECTIVES, Context
+from bot.analyze.context import FUNCTIONAL_COLLECTIVES, Context, is_wrapper
 from bot.analyze.module import analyze_module
 from bot.analyze.names import Names, package_of
 from bot.analyze.parallel import map_forked
 from bot.analyze.rules import MODULES, RULES, Reporter
 from bot.analyze.scan import (
-    WRAPPER_NAME,
     Words,
     calls_with_group,
     first_word_hit,
@@ -140,15 +139,8 @@ def _renamed_functions(names: Names, config: Config) -> list[str]:
 
 
 def _wrapper_functions(names: Names, config: Config) -> list[str]:
-    """Functions imported by name from outside the comm modules and named for a collective (bot.analyze.context
-    `_wrapper`)."""
-    return sorted(
-        local
-        for local, target in names.aliases.items()
-        if WRAPPER_NAME.search(leaf := target.rpartition(".")[2]) and not leaf.isupper()
-        and not target.startswith(("torch.", "numpy."))
-        and not any(target.startswith(f"{m}.") for m in config.comm_modules)
-    )
+    """Local names of the wrappers the file imports (bot.analyze.context.is_wrapper)."""
+    return sorted(local for local, target in names.aliases.items() if is_wrapper(target, config))
 
 
 def _configured(finding: Finding, ctx: Context, config: Config, project_path: str) -> Finding | None:

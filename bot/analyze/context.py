@@ -105,11 +105,8 @@ class Context:
         `_fsdp_gather_tensors`), called with a group: a collective on that group as far as the guard around it
         goes. Its body is not here, so what it does with None is unknown: only guards are judged (never an
         unguarded call, never a discarded `.contiguous()`)."""
-        name = qualified.rpartition(".")[2]  # what it is called where it is defined (`x as y`: x)
-        if not isinstance(call.func, ast.Name) or not WRAPPER_NAME.search(name) or name.isupper():
+        if not isinstance(call.func, ast.Name) or not is_wrapper(qualified, self.config):
             return None  # imported by name: `mod.fn(...)` may be any object's method
-        if qualified.startswith(("torch.", "numpy.")):
-            return None
         for kw in call.keywords:
             if kw.arg is not None and GROUP_NAME.search(kw.arg):
                 return Collective(call.func.id, kw.value, "wrapper")
@@ -174,6 +171,14 @@ class Context:
         target = node.func if isinstance(node, ast.Call) else node
         text = self.names.qualify(target) or dotted(target)
         return text is not None and text.endswith(_WORLD_SUFFIXES)
+
+
+def is_wrapper(qualified: str, config: Config) -> bool:
+    """An imported function named for a collective (what it is called where it is defined: `x as y` is x),
+    from the project, not from torch, numpy or a comm module (whose collectives are known by name)."""
+    name = qualified.rpartition(".")[2]
+    return bool(WRAPPER_NAME.search(name)) and not name.isupper() and not qualified.startswith(("torch.", "numpy.")) \
+        and not any(qualified.startswith(f"{m}.") for m in config.comm_modules)
 
 
 def _argument(call: ast.Call, keyword: str, index: int | None) -> ast.expr | None:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from bot.analyze.context import Context
-from bot.analyze.names import dotted
+from bot.analyze.names import dotted, leaf_name
 from bot.analyze.returns import returned_test
 from bot.analyze.source import child_blocks
 from bot.analyze.terms import Null, is_none
@@ -264,7 +264,7 @@ class ModuleEnv:
     def world_documented(self, name: str, function: FunctionInfo | None) -> bool:
         """The function's docstring, or a comment in its class or function, says None is the world/default group
         for this name."""
-        leaf = name.rpartition(".")[2]
+        leaf = leaf_name(name)
         for doc in self._docs(function):
             for line in _mentions(doc, leaf):
                 if (_WORLD_DOC.search(line) or _WORLD_DEFAULT.search(line)) and not _ABSENT_DOC.search(line):
@@ -283,7 +283,7 @@ class ModuleEnv:
         return False
 
     def absent_documented(self, name: str, function: FunctionInfo | None) -> bool:
-        leaf = name.rpartition(".")[2]
+        leaf = leaf_name(name)
         return any(_ABSENT_DOC.search(line) for doc in self._docs(function) for line in _mentions(doc, leaf))
 
     def _docs(self, function: FunctionInfo | None) -> Iterator[str]:

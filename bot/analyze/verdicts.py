@@ -13,6 +13,7 @@ from functools import cached_property
 from bot.analyze.env import FunctionInfo
 from bot.analyze.flow import Atom, CallSite, ChainSite, Check, CollectiveSite, Facts, Sites, State, Walker
 from bot.analyze.module import ModuleFacts
+from bot.analyze.names import leaf_name
 from bot.analyze.terms import Null, SizeOf
 from bot.model import Confidence
 
@@ -274,7 +275,7 @@ def _absent_evidence(module: ModuleFacts) -> dict[str, set[str]]:
     for key, facts, function in sites:
         if facts.nonnull or facts.pred:
             owner = _owner(module, key, function)
-            found.setdefault(key.rpartition(".")[2], set()).add(owner)
+            found.setdefault(leaf_name(key), set()).add(owner)
     return found
 
 
@@ -305,7 +306,7 @@ def _named_absent(module: ModuleFacts, leaf: str) -> bool:
 
 def _evidence(module: ModuleFacts, key: str, function: FunctionInfo | None,
               absent: dict[str, set[str]]) -> tuple[Confidence, tuple[str, ...]] | None:
-    leaf = key.rpartition(".")[2]
+    leaf = leaf_name(key)
     owners = absent.get(leaf, set())
     mine = _owner(module, key, function)
     if module.env.absent_documented(key, function):

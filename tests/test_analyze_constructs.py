@@ -539,12 +539,39 @@ CASES = [
          return all_gather_tensor(x, gather_dim=dim, group=row_mesh)
      def weights(a, mesh=None):
          if mesh and mesh.size() > 1:
-             a = a * 2
+             a = _gather_cols(a, mesh)
          return a
+     def _gather_cols(x, mesh):
+         parts = [x] * mesh.size()
+         dist.all_gather(parts, x, group=mesh.get_group())
+         return parts
      def reduce_loss(loss, loss_mesh=None):
          if loss_mesh is not None:
              dist.all_reduce(loss, group=loss_mesh.get_group())
      """, [("PG102", 3), ("PG101", 7)]),
+    ("guard: a full test of a device mesh around local work only (splitting by rank) guards no communication", """
+     from torch.distributed.tensor import distribute_tensor
+     def split_labels(labels, sp_mesh=None):
+         if sp_mesh is not None and sp_mesh.size() > 1:
+             labels = labels.chunk(sp_mesh.size(), dim=1)[sp_mesh.get_local_rank()]
+         return labels
+     class Attn:
+         def forward(self, x, sp_mesh=None):
+             if sp_mesh and sp_mesh.size() > 1:
+                 return self.forward_sp(x, sp_mesh)
+             return x
+         def forward_sp(self, x, sp_mesh):
+             return self._exchange(x, sp_mesh)
+         def _exchange(self, x, sp_mesh):
+             out = [x] * sp_mesh.size()
+             dist.all_gather(out, x, group=sp_mesh.get_group())
+             return out
+     def replicate(param, tp_mesh=None, mesh=None):
+         tp_on = tp_mesh is not None and tp_mesh.size() > 1
+         if tp_on:
+             return distribute_tensor(param, mesh, [])
+         return param
+     """, [("PG101", 8), ("PG101", 18)]),
     ("none: common work on another group before an early exit is not a choice of how to communicate", """
      class Pusher:
          def __init__(self):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -14,6 +15,7 @@ from bot.analyze.env import FunctionInfo
 from bot.analyze.flow import Atom, CallSite, ChainSite, Check, CollectiveSite, Facts, Sites, State, Walker
 from bot.analyze.module import ModuleFacts
 from bot.analyze.names import leaf_name
+from bot.analyze.slicing import HELPER_LEVELS
 from bot.analyze.terms import Null, SizeOf
 from bot.model import Confidence
 
@@ -100,7 +102,8 @@ class Verdicts:
 
 def decide(module: ModuleFacts) -> Verdicts:
     v = Verdicts(module)
-    v.pairs = [pair for chain in module.sites.chains.values() for pair in chain_pairs(chain)]
+    v.pairs = [pair for chain in module.sites.chains.values() for pair in chain_pairs(chain)
+               if not _mesh_test_without_communication(module, pair)]
     lambdas = list(_lambda_copies(module))
     v.pairs += [c.pair for c in lambdas]  # their guard is the copy's (PG107), not a PG101 of its own
     copies = list(_copies(module, v.pairs))
@@ -217,6 +220,41 @@ def _dispatch_tests(module: ModuleFacts) -> set[int]:
             sides.setdefault(test, {}).setdefault(outcome, set()).add(what)
     return {test for test, seen in sides.items()
             if len(seen) == 2 and not (seen[True] <= seen[False] or seen[False] <= seen[True])}
+
+
+_MESH_ONLY = re.compile(r"mesh", re.I)
+_PROCESS_GROUP = re.compile(r"group|(^|_)pg($|_)|(^|_)grp($|_)", re.I)
+_DTENSOR_CALL = re.compile(r"\b(?:distribute_tensor|distribute_module|redistribute|full_tensor)\s*\(")
+
+
+def _mesh_test_without_communication(module: ModuleFacts, pair: Pair) -> bool:
+    """A full test of a device mesh (not a process group) with no communication after it in its function.
+    Meshes also drive local work (splitting a tensor by rank over the mesh); a process group exists only to
+    communicate, so its test is reported wherever it is."""
+    leaf = leaf_name(pair.none.key)
+    if not _MESH_ONLY.search(leaf) or _PROCESS_GROUP.search(leaf):
+        return False
+    function = pair.chain.function
+    start = pair.chain.node.lineno
+    communicating = _communicating(module)
+    for _ in range(HELPER_LEVELS):  # helpers of helpers: `forward_for_sp` calls the one that communicates
+        more = {id(c.function.node) for c in module.sites.calls.values()
+                if c.function is not None and id(c.callee.node) in communicating}
+        if more <= communicating:
+            break
+        communicating |= more
+    source = module.ctx.source.lines
+
+    def distributes(node: ast.AST, first: int) -> bool:  # DTensor placement communicates too
+        return any(_DTENSOR_CALL.search(line) for line in source[first - 1 : node.end_lineno])  # type: ignore[attr-defined]
+
+    if any(s.function is function and s.call.lineno >= start for s in module.sites.collectives.values()):
+        return False
+    for c in module.sites.calls.values():
+        if c.function is function and c.call.lineno >= start and \
+                (id(c.callee.node) in communicating or distributes(c.callee.node, c.callee.node.lineno)):
+            return False
+    return not distributes(function.node if function is not None else module.ctx.source.tree, start)
 
 
 def _communicating(module: ModuleFacts) -> set[int]:

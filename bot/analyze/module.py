@@ -268,21 +268,22 @@ def _came_from(origins: dict[str, set[int] | None], key: str, method: FunctionIn
         origins[key].add(id(method.node))  # type: ignore[union-attr]
 
 
-def _set_before_read(f: FunctionInfo) -> set[str]:
-    """Attributes the method sets (`self.x = ...`) in a top-level statement before any statement reads them: a
-    summary entry that is only this method's own end state tells it nothing new about these."""
-    first_read: dict[str, int] = {}
-    first_set: dict[str, int] = {}
-    for i, stmt in enumerate(f.node.body):
-        for n in ast.walk(stmt):
-            if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and isinstance(n.value, ast.Name) \
-                    and n.value.id == "self":
-                first_read.setdefault(n.attr, i)
-        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-            for t in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
-                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
-                    first_set.setdefault(t.attr, i)
-    return {a for a, i in first_set.items() if first_read.get(a, len(f.node.body)) > i}
+def _set_before_read(f: FunctionInfo, attr: str, lines: list[str]) -> bool:
+    """Is the first top-level statement of the method that names `self.attr` a plain `self.attr = ...` that does
+    not read it? Then a summary entry that is only this method's own end state tells it nothing new. (By the
+    text, one statement at a time: most statements never name it.)"""
+    word = re.compile(rf"\bself\.{re.escape(attr)}\b")
+    for stmt in f.node.body:
+        text = "\n".join(lines[stmt.lineno - 1 : stmt.end_lineno])
+        if f".{attr}" not in text or not word.search(text):
+            continue
+        if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.value is None:
+            return False
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        reads = any(isinstance(n, ast.Attribute) and n.attr == attr and isinstance(n.value, ast.Name)
+                    and n.value.id == "self" for n in ast.walk(stmt.value))
+        return any(dotted(t) == f"self.{attr}" for t in targets) and not reads
+    return True
 
 
 def _reads_summary(f: FunctionInfo, summaries: dict[int, Summary], lines: list[str],
@@ -299,9 +300,8 @@ def _reads_summary(f: FunctionInfo, summaries: dict[int, Summary], lines: list[s
         return False  # the cheap test first: most methods never name one
     if origins is not None and any(origins.get(k) == {id(f.node)} for k in keys):
         # entries that are this method's own end state, set before it reads them, tell it nothing new
-        first_set = _set_before_read(f)
         attrs = {k.partition(".")[2] for k in keys
-                 if not (origins.get(k) == {id(f.node)} and k.partition(".")[2] in first_set)}
+                 if not (origins.get(k) == {id(f.node)} and _set_before_read(f, k.partition(".")[2], lines))}
         if not attrs:
             return False
     roots = [n for n in ast.walk(f.node) if isinstance(n, ast.BoolOp)] if only_chains else [f.node]

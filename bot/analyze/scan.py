@@ -109,7 +109,8 @@ _DOT_SIZE = re.compile(r"\.size\([ \t]*\)")
 _SIZE_CALL = re.compile(r"_size[ \t]*\(")
 # a name that says "process group": `tp_group`, `process_group`, `pg`, `ep_pg_x`, `grp`, `a_grp`, or a device
 # mesh, which stands for its group (`sp_mesh.size()`, `group=sp_mesh`; `get_world_size(mesh)` is `mesh.size()`)
-GROUP_NAME = re.compile(r"group|(^|_)pg$|(^|_)pg_|(^|_)grp(_|$)|mesh", re.I)
+PROCESS_GROUP_NAME = re.compile(r"group|(^|_)pg$|(^|_)pg_|(^|_)grp(_|$)", re.I)
+GROUP_NAME = re.compile(f"{PROCESS_GROUP_NAME.pattern}|mesh", re.I)
 # a project's function named for a collective: `all_gather_raw`, `_fsdp_gather_tensors`, `reduce_scatter_coalesced`
 WRAPPER_NAME = re.compile(r"(?:^|_)(?:all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|broadcast|gather|scatter|reduce)"
                           r"(?:_|$)", re.I)

@@ -15,6 +15,7 @@ from bot.analyze.env import FunctionInfo
 from bot.analyze.flow import Atom, CallSite, ChainSite, Check, CollectiveSite, Facts, Sites, State, Walker
 from bot.analyze.module import ModuleFacts
 from bot.analyze.names import leaf_name
+from bot.analyze.scan import PROCESS_GROUP_NAME
 from bot.analyze.slicing import HELPER_LEVELS
 from bot.analyze.terms import Null, SizeOf
 from bot.model import Confidence
@@ -132,12 +133,7 @@ def decide(module: ModuleFacts) -> Verdicts:
                                    if id(c.test) not in dispatch)
             continue
         if f.size:
-            if f.null in (Null.MAYBE, Null.NONE) and not site.separate and \
-                    _owner(module, site.key, site.function) not in world and \
-                    not module.env.world_documented(site.key, site.function):  # then `ws(None) > 1` is meant
-                for c in sorted(f.size, key=_pos):
-                    via = c.term.via if isinstance(c.term, SizeOf) else None
-                    (v.cached if via and via.startswith("self.") else v.size_only).append((site, c))
+            _size_only(v, site, f, world)
             continue
         if site.separate or f.null != Null.MAYBE or site.collective.family == "wrapper":
             continue  # (a wrapper's body is elsewhere: what it does with None is unknown)
@@ -162,14 +158,24 @@ def decide(module: ModuleFacts) -> Verdicts:
             split = _split(site, at_call, paired)
             if split is not None:
                 v.splits.append(split)
-        elif at_call.size and not at_call.nonnull and at_call.null in (Null.MAYBE, Null.NONE) and \
-                not site.separate and _owner(module, site.key, site.function) not in world and \
-                not module.env.world_documented(site.key, site.function):
-            for c in sorted(at_call.size, key=_pos):
-                via = c.term.via if isinstance(c.term, SizeOf) else None
-                (v.cached if via and via.startswith("self.") else v.size_only).append((site, c))
+        elif at_call.size and not at_call.nonnull:
+            _size_only(v, site, at_call, world)
     v.unguarded.extend(_through_callers(module, reaches, callers, absent, world))
     return v
+
+
+def _size_only(v: Verdicts, site: CollectiveSite, f: Facts, world: set[str]) -> None:
+    """Only the size is tested (PG104, or PG106 when it is cached on the instance), on a group that can be
+    None here and where None is not the world (documented so, or given a world fallback): then `ws(None) > 1`
+    is what is meant."""
+    module = v.module
+    assert site.key is not None
+    if f.null not in (Null.MAYBE, Null.NONE) or site.separate or _owner(module, site.key, site.function) in world \
+            or module.env.world_documented(site.key, site.function):
+        return
+    for c in sorted(f.size, key=_pos):
+        via = c.term.via if isinstance(c.term, SizeOf) else None
+        (v.cached if via and via.startswith("self.") else v.size_only).append((site, c))
 
 
 def _calls_as_sites(module: ModuleFacts, reaches: list[Reach], callers: dict[int, list[CallSite]]
@@ -223,7 +229,6 @@ def _dispatch_tests(module: ModuleFacts) -> set[int]:
 
 
 _MESH_ONLY = re.compile(r"mesh", re.I)
-_PROCESS_GROUP = re.compile(r"group|(^|_)pg($|_)|(^|_)grp($|_)", re.I)
 _DTENSOR_CALL = re.compile(r"\b(?:distribute_tensor|distribute_module|redistribute|full_tensor)\s*\(")
 
 
@@ -232,7 +237,7 @@ def _mesh_test_without_communication(module: ModuleFacts, pair: Pair) -> bool:
     Meshes also drive local work (splitting a tensor by rank over the mesh); a process group exists only to
     communicate, so its test is reported wherever it is."""
     leaf = leaf_name(pair.none.key)
-    if not _MESH_ONLY.search(leaf) or _PROCESS_GROUP.search(leaf):
+    if not _MESH_ONLY.search(leaf) or PROCESS_GROUP_NAME.search(leaf):
         return False
     function = pair.chain.function
     start = pair.chain.node.lineno

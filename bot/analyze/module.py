@@ -262,10 +262,9 @@ def _assigns_self(function: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[
 
 
 def _came_from(origins: dict[str, set[int] | None], key: str, method: FunctionInfo) -> None:
-    if key not in origins:
-        origins[key] = {id(method.node)}
-    elif origins[key] is not None:
-        origins[key].add(id(method.node))  # type: ignore[union-attr]
+    known = origins.get(key, set())
+    if known is not None:  # None: set in several methods' plain assignments, never one method's own
+        origins[key] = {*known, id(method.node)}
 
 
 def _set_before_read(f: FunctionInfo, attr: str, lines: list[str]) -> bool:

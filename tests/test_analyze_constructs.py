@@ -686,6 +686,30 @@ CASES = [
          def b(self, t):
              dist.all_gather([t], t, group=self.process_group)
      """, []),
+    ("none: a wrapper called without a group in the None branch gathers over the world: None means the world", """
+     from accelerate.utils import gather as world_gather
+     def collect(t, pg=None):
+         if pg is None:
+             return world_gather(t)
+         parts = [t] * dist.get_world_size(group=pg)
+         dist.all_gather(parts, t, group=pg)
+         return parts
+     """, []),
+    ("size provenance: any parameter compared with 1 is a count the caller supplies", """
+     def receive_loop(recv, tp_n, pick):
+         pg = None
+         if tp_n > 1:
+             pg = pick()
+         def share(obj):
+             if pg is None:
+                 return obj
+             dist.broadcast_object_list([obj], src=0, group=pg)
+             return obj
+         while True:
+             msg = share(recv())
+             if tp_n > 1:
+                 dist.barrier(group=pg)
+     """, [("PG103", 6)]),
     ("none: world collective in the None branch", """
      def f(t, group=None):
          if group is not None:

@@ -113,7 +113,7 @@ class Context:
         for arg in call.args:
             if isinstance(arg, (ast.Name, ast.Attribute)) and GROUP_NAME.search(arg.attr if isinstance(arg, ast.Attribute) else arg.id):
                 return Collective(call.func.id, arg, "wrapper")
-        return None
+        return Collective(call.func.id, None, "wrapper")  # no group: over the world (`if g is None: gather(t)`)
 
     def partial_collective(self, call: ast.Call) -> Collective | None:
         """`functools.partial(dist.all_reduce, group=g)` (or `asyncio.to_thread(dist.all_reduce, t, group=g)`,

@@ -335,18 +335,6 @@ def optional_params(function: FunctionNode) -> set[str]:
     return names
 
 
-def int_params(function: FunctionNode) -> set[str]:
-    """Parameters declared as counts: an int default (`shards=1`) or an `int` annotation."""
-    args = function.args
-    positional = [*args.posonlyargs, *args.args]
-    defaults = [*zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True),
-                *((a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None)]
-    names = {a.arg for a, d in defaults if isinstance(d, ast.Constant) and type(d.value) is int}
-    names.update(a.arg for a in (*positional, *args.kwonlyargs)
-                 if isinstance(a.annotation, ast.Name) and a.annotation.id == "int")
-    return names
-
-
 def optional_annotation(node: ast.expr) -> bool:
     """`Optional[X]`, `Union[X, None]`, `X | None`, `None`, or such a string annotation (parsed, never run)."""
     if isinstance(node, ast.Constant):

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 from bot.analyze.context import Collective
-from bot.analyze.env import FunctionInfo, ModuleEnv, int_params
+from bot.analyze.env import FunctionInfo, ModuleEnv
 from bot.analyze.names import dict_entry, dotted, leaf_name
 from bot.analyze.scan import GROUP_NAME
 from bot.analyze.terms import (
@@ -561,9 +561,7 @@ class Walker:
                         return replace(held, via=text)
             leaf = (text or "").rpartition(".")[2]
             if isinstance(node, ast.Name) and self.function is not None and node.id in self.function.params:
-                # an argument named as a size, or declared as a count (`shards=1`, `n: int`)
-                supplied = _SIZE_LIKE.search(leaf) or node.id in int_params(self.function.node)
-                return Separate("argument", node.id) if supplied else None
+                return Separate("argument", node.id)  # a count the caller supplies (`tp_n > 1`, `shards == 1`)
             return Separate("supplied", text or "") if _SIZE_LIKE.search(leaf) else None
         if isinstance(node, ast.BinOp):
             parts = [self.term(node.left, s), self.term(node.right, s)]

@@ -15,7 +15,7 @@ import tokenize
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from bot.analyze.scan import Words, calls_with_group, group_sizes, imported_wrappers, word_before
+from bot.analyze.scan import Words, group_sizes, imported_wrappers, word_before
 from bot.analyze.slicing import sliced
 from bot.model import Span
 
@@ -49,8 +49,8 @@ class ParsedSource:
         (then its lines are found by that name)."""
         offsets, aliased = words.uses_and_aliases(self.text)
         found = {*offsets, *group_sizes(self.text)}
-        if wrappers:
-            found.update(calls_with_group(self.text, Words(wrappers)))
+        if wrappers:  # with a group it is that group's collective; without, the world's (a None branch's fallback)
+            found.update(Words(wrappers).offsets(self.text, uses=True))
         self.hot_lines = self.lines_at(sorted(found))
         return aliased
 

@@ -103,8 +103,13 @@ class Verdicts:
 
 def decide(module: ModuleFacts) -> Verdicts:
     v = Verdicts(module)
-    v.pairs = [pair for chain in module.sites.chains.values() for pair in chain_pairs(chain)
-               if not _mesh_test_without_communication(module, pair)]
+    pairs = [pair for chain in module.sites.chains.values() for pair in chain_pairs(chain)]
+    # A full test of a device mesh (not a process group) is a guard where its function communicates after it:
+    # meshes also lay out local work (splitting a tensor by rank); a process group exists only to communicate.
+    if any(_tests_mesh(p) for p in pairs):
+        reaching = _communicating_closure(module)
+        pairs = [p for p in pairs if not _tests_mesh(p) or _communicates_after(module, p, reaching)]
+    v.pairs = pairs
     lambdas = list(_lambda_copies(module))
     v.pairs += [c.pair for c in lambdas]  # their guard is the copy's (PG107), not a PG101 of its own
     copies = list(_copies(module, v.pairs))
@@ -232,35 +237,41 @@ _MESH_ONLY = re.compile(r"mesh", re.I)
 _DTENSOR_CALL = re.compile(r"\b(?:distribute_tensor|distribute_module|redistribute|full_tensor)\s*\(")
 
 
-def _mesh_test_without_communication(module: ModuleFacts, pair: Pair) -> bool:
-    """A full test of a device mesh (not a process group) with no communication after it in its function.
-    Meshes also drive local work (splitting a tensor by rank over the mesh); a process group exists only to
-    communicate, so its test is reported wherever it is."""
+def _tests_mesh(pair: Pair) -> bool:
     leaf = leaf_name(pair.none.key)
-    if not _MESH_ONLY.search(leaf) or PROCESS_GROUP_NAME.search(leaf):
-        return False
-    function = pair.chain.function
-    start = pair.chain.node.lineno
+    return bool(_MESH_ONLY.search(leaf)) and not PROCESS_GROUP_NAME.search(leaf)
+
+
+def _communicating_closure(module: ModuleFacts) -> set[int]:
+    """Functions that communicate, directly or through in-file helpers (up to three levels: `forward_for_sp`
+    calls the one that communicates)."""
     communicating = _communicating(module)
-    for _ in range(HELPER_LEVELS):  # helpers of helpers: `forward_for_sp` calls the one that communicates
+    for _ in range(HELPER_LEVELS):
         more = {id(c.function.node) for c in module.sites.calls.values()
                 if c.function is not None and id(c.callee.node) in communicating}
         if more <= communicating:
             break
         communicating |= more
+    return communicating
+
+
+def _communicates_after(module: ModuleFacts, pair: Pair, communicating: set[int]) -> bool:
+    """Does the chain's function communicate after it: a collective, a call into a function that does, or
+    DTensor placement (`distribute_tensor`, ...), here or in the function called?"""
+    function = pair.chain.function
+    start = pair.chain.node.lineno
     source = module.ctx.source.lines
 
-    def distributes(node: ast.AST, first: int) -> bool:  # DTensor placement communicates too
+    def distributes(node: ast.AST, first: int) -> bool:
         return any(_DTENSOR_CALL.search(line) for line in source[first - 1 : node.end_lineno])  # type: ignore[attr-defined]
 
     if any(s.function is function and s.call.lineno >= start for s in module.sites.collectives.values()):
-        return False
+        return True
     for c in module.sites.calls.values():
         if c.function is function and c.call.lineno >= start and \
                 (id(c.callee.node) in communicating or distributes(c.callee.node, c.callee.node.lineno)):
-            return False
-    return not distributes(function.node if function is not None else module.ctx.source.tree, start)
-
+            return True
+    return distributes(function.node if function is not None else module.ctx.source.tree, start)
 
 def _communicating(module: ModuleFacts) -> set[int]:
     return {id(h.node) for s in module.sites.collectives.values() if (h := _helper(module, s)) is not None}
@@ -312,7 +323,7 @@ def _absent_evidence(module: ModuleFacts) -> dict[str, set[str]]:
         *((s.key, s.facts, s.function) for s in module.sites.collectives.values() if s.key and s.facts),
         *((q.key, q.facts, q.function) for q in module.sites.sizes.values()),
     ]
-    helpers = {id(h.node) for s in module.sites.collectives.values() if (h := _helper(module, s)) is not None}
+    helpers = _communicating(module)
     sites = [*sites, *((k, f, c.function) for c in module.sites.calls.values() if id(c.callee.node) in helpers
                        for k, f in c.groups.items() if k in c.arguments.values() or k.startswith("self."))]
     for key, facts, function in sites:

@@ -125,20 +125,12 @@ def decide(module: ModuleFacts) -> Verdicts:
         if site.key is None or site.facts is None:
             continue
         f = site.facts
-        if f.pred:
-            continue
-        if f.nonnull and f.size:
-            split = _split(site, f, paired)
-            if split is not None:
-                v.splits.append(split)
+        if _sized(v, site, f, paired, world):
             continue
         if f.nonnull:
             if not site.separate and _owner(module, site.key, site.function) not in world:
                 v.none_only.extend(NoneOnly(site, c, site.key, site.function) for c in sorted(f.nonnull, key=_pos)
                                    if id(c.test) not in dispatch)
-            continue
-        if f.size:
-            _size_only(v, site, f, world)
             continue
         if site.separate or f.null != Null.MAYBE or site.collective.family == "wrapper":
             continue  # (a wrapper's body is elsewhere: what it does with None is unknown)
@@ -154,19 +146,28 @@ def decide(module: ModuleFacts) -> Verdicts:
         v.unguarded.append(Unguarded(site, evidence[0], evidence[1]))
     reaches = _reaches(module, callers)  # helpers that run a collective on what their callers pass
     v.none_only.extend(n for n in _none_only_callers(module, reaches, callers, world) if id(n.check.test) not in dispatch)
-    for site in _calls_as_sites(module, reaches, callers):
-        at_call = site.facts
-        assert at_call is not None and site.key is not None
-        if at_call.pred:
-            continue
-        if at_call.nonnull and at_call.size:
-            split = _split(site, at_call, paired)
-            if split is not None:
-                v.splits.append(split)
-        elif at_call.size and not at_call.nonnull:
-            _size_only(v, site, at_call, world)
+    for site in _calls_as_sites(module, reaches, callers):  # their None-only guards: `_none_only_callers`
+        assert site.facts is not None
+        _sized(v, site, site.facts, paired, world)
     v.unguarded.extend(_through_callers(module, reaches, callers, absent, world))
     return v
+
+
+def _sized(v: Verdicts, site: CollectiveSite, f: Facts, paired: set[tuple[int, int]], world: set[str]) -> bool:
+    """The verdicts a size test decides, for a collective or a call into a helper: the predicate (nothing to
+    report), a full guard split over tests, or a size-only test. False when no size is tested: None-only or
+    unguarded, decided by the caller."""
+    if f.pred:
+        return True
+    if f.nonnull and f.size:
+        split = _split(site, f, paired)
+        if split is not None:
+            v.splits.append(split)
+        return True
+    if f.size:
+        _size_only(v, site, f, world)
+        return True
+    return False
 
 
 def _size_only(v: Verdicts, site: CollectiveSite, f: Facts, world: set[str]) -> None:

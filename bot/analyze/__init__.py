@@ -93,13 +93,16 @@ def _prefilter_for(config: Config) -> _Prefilter:
     return _PREFILTERS[key]
 
 
-def analyze_source(path: str, source: str | bytes, config: Config, *, project_path: str | None = None) -> FileResult:
+def analyze_source(
+    path: str, source: str | bytes, config: Config, *, project_path: str | None = None, prefiltered: bool = False
+) -> FileResult:
     """Findings for one file. Never raises for bad input: an unreadable file comes back with ``error`` set.
 
     ``path`` is what findings show; ``project_path`` (default: ``path``) is the file's path from its project
-    root, which rules.yaml's exemption globs are written against."""
+    root, which rules.yaml's exemption globs are written against; ``prefiltered`` says the caller has already
+    found it worth parsing."""
     prefilter = _prefilter_for(config)
-    if not prefilter.wanted(source):
+    if not prefiltered and not prefilter.wanted(source):
         return FileResult(path)
     try:
         parsed = parse(source, prefilter.words)
@@ -158,9 +161,9 @@ def analyze_paths(
     paths: Iterable[Path | SourcePath], config: Config, *, relative_to: Path | None = None, jobs: int | None = None
 ) -> Iterator[FileResult]:
     """Results in file order, one per entry of bot.files' walk; a file that cannot be read (or a folder that
-    cannot be listed) comes back with ``error`` set. Files that pass the prefilter are parsed on ``jobs``
-    processes (default: one per core, forked, shares balanced by size, when there are enough files to pay for it); the rest never
-    leave this process."""
+    cannot be listed) comes back with ``error`` set. Files are read, prefiltered and parsed on ``jobs``
+    processes (default: one per core, forked, when there are enough files to pay for it), each taking the next
+    file, largest first, until none is left (bot.analyze.parallel)."""
     with _fewer_collections():
         yield from _analyze_paths(paths, config, relative_to, jobs)
 
@@ -181,42 +184,39 @@ def _fewer_collections() -> Iterator[None]:
 def _analyze_paths(
     paths: Iterable[Path | SourcePath], config: Config, relative_to: Path | None, jobs: int | None
 ) -> Iterator[FileResult]:
-    prefilter = _prefilter_for(config)
-    pending: list[tuple[int, str, bytes, str]] = []
-    results: dict[int, FileResult] = {}
-    for i, entry in enumerate(iter_python_files(paths)):
-        shown = display_path(entry.path, relative_to)
-        try:
-            data = entry.read(config.max_file_bytes)
-        except SourceError as exc:
-            results[i] = FileResult(shown, error=FileError(shown, str(exc)))
-            continue
-        if prefilter.wanted(data):
-            pending.append((i, shown, data, project_relative(entry.path)))
-        else:
-            results[i] = FileResult(shown)
-    workers = _workers(jobs, len(pending))
+    entries = list(iter_python_files(paths))
+    workers = _workers(jobs, len(entries))
+    _prefilter_for(config)  # built once, before the fork
     if workers <= 1:
-        for i, shown, data, project_path in pending:
-            results[i] = analyze_source(shown, data, config, project_path=project_path)
-    else:
-        global _WORKER_CONFIG
-        _WORKER_CONFIG = config  # inherited by the forked workers; never pickled
-        analysed = map_forked(_analyze_in_worker, [item[1:] for item in pending], [len(item[2]) for item in pending],
-                              workers)
-        for (i, *_), result in zip(pending, analysed, strict=True):
-            results[i] = result
-    for i in sorted(results):
-        yield results[i]
+        for entry in entries:
+            yield _analyze_entry(entry, config, relative_to)
+        return
+    # Reading and prefiltering go to the workers too: they are a tenth of a whole-package check. The config
+    # and the entries reach the forked workers by inheritance, never pickled.
+    yield from map_forked(lambda entry: _analyze_entry(entry, config, relative_to), entries,
+                          [_size(entry) for entry in entries], workers)
 
 
-_WORKER_CONFIG: Config | None = None
+def _analyze_entry(entry: SourcePath, config: Config, relative_to: Path | None) -> FileResult:
+    shown = display_path(entry.path, relative_to)
+    try:
+        data = entry.read(config.max_file_bytes)
+    except SourceError as exc:
+        return FileResult(shown, error=FileError(shown, str(exc)))
+    if not _prefilter_for(config).wanted(data):
+        return FileResult(shown)
+    return analyze_source(shown, data, config, project_path=project_relative(entry.path), prefiltered=True)
+
+
+def _size(entry: SourcePath) -> int:
+    """What orders the workers' queue: a file's size (reading it tells what went wrong, if anything)."""
+    try:
+        return os.stat(entry.path).st_size if entry.problem is None else 0
+    except OSError:
+        return 0
+
+
 _PARALLEL_MIN_FILES = 24
-
-
-def _analyze_in_worker(item: tuple[str, bytes, str]) -> FileResult:
-    assert _WORKER_CONFIG is not None
-    return analyze_source(item[0], item[1], _WORKER_CONFIG, project_path=item[2])
 
 
 def _workers(jobs: int | None, files: int) -> int:

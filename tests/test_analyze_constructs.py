@@ -64,6 +64,34 @@ CASES = [
              raise ValueError("no group")
          dist.all_reduce(t, group=g)
      """, []),
+    ("narrow: an error returned with a message is a precondition, as raise is", """
+     def pull(self, name, buf):
+         link = self._links.get(name)
+         if link is None:
+             return False, f"link {name} was never opened"
+         dist.broadcast(buf, src=0, group=link)
+         return True, "ok"
+     """, []),
+    ("narrow: an error message as a plain sentence", """
+     def pull(buf, link=None):
+         if link is None:
+             return {"ok": False, "why": "no link was opened"}
+         dist.broadcast(buf, src=0, group=link)
+     """, []),
+    ("narrow: a value returned without a message is a skip: None-only", """
+     def pull(buf, link=None):
+         if link is None:
+             return {"ok": False}
+         dist.broadcast(buf, src=0, group=link)
+     """, [("PG103", 2)]),
+    ("narrow: a None demanded on one path only is not the world on the others", """
+     def f(x, extra_pg=None, local=False):
+         if local:
+             if extra_pg is not None:
+                 raise ValueError("extra_pg does not go with local tensors")
+         if extra_pg is not None:
+             dist.all_reduce(x, group=extra_pg)
+     """, [("PG103", 5)]),
     ("narrow: assert narrows, then a None-only early exit elsewhere is still one", """
      def f(t, g=None, h=None):
          assert g is not None
@@ -631,6 +659,41 @@ CASES = [
              return
          dist.barrier(group=g)
      """, [("PG105", 2), ("PG103", 4)]),
+    ("none: a sibling calls the helper with no group: its size test is the world's", """
+     def gather_rows(x, group=None):
+         n = dist.get_world_size(group)
+         if n == 1:
+             return x
+         dist.all_gather([x] * n, x, group=group)
+     def lengths_everywhere(xs):
+         return gather_rows(len(xs))
+     """, []),
+    ("none: ... or passes None itself", """
+     def gather_rows(x, group=None):
+         if dist.get_world_size(group) == 1:
+             return x
+         dist.all_gather([x], x, group=group)
+     def lengths_everywhere(xs):
+         return gather_rows(len(xs), group=None)
+     """, []),
+    ("none: a caller without a group of a helper that tests None says nothing", """
+     def norm(t, ep_group=None):
+         if ep_group is not None:
+             dist.all_reduce(t, group=ep_group)
+         return t
+     def sized(t, tp_group=None):
+         if dist.get_world_size(tp_group) > 1:
+             dist.all_reduce(t, group=tp_group)
+     def total(t):
+         return norm(t)
+     """, [("PG103", 2), ("PG104", 6)]),
+    ("none: asserted to be the default group: its size is the world's", """
+     def sizes_everywhere(t, group=None):
+         assert group is None, "a non-default group is not implemented"
+         if dist.get_world_size(group) == 1:
+             return [t]
+         dist.all_gather([t], t, group=group)
+     """, []),
     ("none: documented as absent", """
      def f(t, ep_group=None):
          '''ep_group: None when there is no expert parallelism.'''

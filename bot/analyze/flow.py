@@ -235,9 +235,10 @@ class Walker:
                 s = s.copy()
                 self.kill(s, stmt.name)
             return s  # their bodies are walked as functions of their own
-        if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and isinstance(stmt.body[-1], ast.Raise):
+        if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and _fails(stmt.body[-1]):
             # `if g is None: raise ...` is a contract, as `assert g is not None` is: after it g is present, but
-            # nothing skips communication, so it is no guard (is_parallel there would refuse a single rank)
+            # nothing skips communication, so it is no guard (is_parallel there would refuse a single rank).
+            # So is `if g is None: return False, "g was never set up"`: the caller is told of an error.
             self.expr(stmt.test, s, stmt)
             self.block(stmt.body, _took(self.assume(s, stmt.test, True, stmt.test, False), stmt.test, True))
             return self._contract(s, self.assume(s, stmt.test, False, stmt.test, True))
@@ -280,7 +281,7 @@ class Walker:
             return out
         if isinstance(stmt, ast.Assert):
             self.expr(stmt.test, s, stmt)
-            return self._contract(s, self.assume(s, stmt.test, True, stmt.test, False))
+            return self._contract(s, self.assume(s, stmt.test, True, stmt.test, False), self._at_top(stmt))
         if isinstance(stmt, (ast.Return, ast.Raise)):
             value = stmt.value if isinstance(stmt, ast.Return) else stmt.exc
             if value is not None:
@@ -323,14 +324,21 @@ class Walker:
             return s
         return s  # pass, import, global, nonlocal, type aliases
 
-    def _contract(self, before: State, after: State) -> State:
-        """What a precondition leaves: the nullness it establishes, none of the checks (it guards nothing)."""
+    def _at_top(self, stmt: ast.stmt) -> bool:
+        """Directly in the function's body: what it states holds on every path after it."""
+        return self.function is not None and any(s is stmt for s in self.function.node.body)
+
+    def _contract(self, before: State, after: State, everywhere: bool = False) -> State:
+        """What a precondition leaves: the nullness it establishes, none of the checks (it guards nothing).
+        ``everywhere``: it holds on every path on (an `assert` in the function's own body)."""
         if after.bottom:
             return after
         out = after.copy()
         for key, f in after.groups.items():
             old = self.facts(before, key)
             out.groups[key] = Facts(f.null, old.nonnull, old.size, old.pred)
+            if everywhere and f.null == Null.NONE:  # `assert g is None, "only the default group"`: the world
+                out.world = out.world | {key}
         out.separate = before.separate
         return out
 
@@ -1013,6 +1021,17 @@ def _walk_bool(node: ast.expr) -> Iterator[ast.expr]:
 
 def _truthiness(check: Check) -> bool:  # `if g:` rather than `g is None`
     return none_test(check.node) is None
+
+
+def _fails(stmt: ast.stmt) -> bool:
+    """A raise, or a return whose value carries a message (a sentence or an f-string): an error, not a skip."""
+    if isinstance(stmt, ast.Raise):
+        return True
+    if not isinstance(stmt, ast.Return) or stmt.value is None:
+        return False
+    return any(isinstance(n, ast.JoinedStr) or (isinstance(n, ast.Constant) and isinstance(n.value, str)
+                                                  and " " in n.value.strip())
+               for n in ast.walk(stmt.value))
 
 
 def _const_none(node: ast.expr) -> bool:

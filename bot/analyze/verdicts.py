@@ -17,7 +17,7 @@ from bot.analyze.module import ModuleFacts
 from bot.analyze.names import leaf_name
 from bot.analyze.scan import PROCESS_GROUP_NAME
 from bot.analyze.slicing import HELPER_LEVELS
-from bot.analyze.terms import Null, SizeOf
+from bot.analyze.terms import Null, SizeOf, is_none
 from bot.model import Confidence
 
 
@@ -350,7 +350,31 @@ def _world_fallbacks(module: ModuleFacts) -> set[str]:
             out.add(_owner(module, site.key, site.function))
         # `if g is not None: barrier(g) else: barrier()`: None is the world
         out.update(_owner(module, k, site.function) for k in site.none_keys)
+    # `gather(lens)` of `def gather(x, group=None)`, whose collective None reaches untested: this file runs it on
+    # the world (a helper that tests for None skips instead: `if g is not None: all_reduce(t, group=g)`)
+    reached = {(id(site.function.node), site.key) for site in module.sites.collectives.values()
+               if site.function is not None and site.facts is not None and site.facts.null == Null.MAYBE}
+    for call in module.sites.calls.values():
+        out.update(_owner(module, name, call.callee) for name in _left_none(module, call)
+                   if (id(call.callee.node), name) in reached)
     return out
+
+
+def _left_none(module: ModuleFacts, call: CallSite) -> Iterator[str]:
+    """Parameters defaulting to None that the call leaves at None (omitted, or passed a literal None)."""
+    node, args = call.call, call.callee.node.args
+    if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+        return  # `*xs` / `**kw` may bind them
+    positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+    # defaults belong to the last positional parameters; every keyword-only one has an entry (None: no default)
+    defaults: dict[str, ast.expr | None] = dict(zip(positional[len(positional) - len(args.defaults):], args.defaults,
+                                                    strict=True))
+    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True))
+    passed: dict[str | None, ast.expr] = {kw.arg: kw.value for kw in node.keywords}
+    passed.update(zip(module.env.call_params(call.callee, node), node.args, strict=False))  # extra ones: *args
+    for name, default in defaults.items():
+        if is_none(default) and is_none(passed.get(name, default)):
+            yield name
 
 
 # rules.yaml `absent_groups`: names of groups for which None means "this dimension is absent" in this project.

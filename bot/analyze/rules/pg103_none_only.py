@@ -111,6 +111,14 @@ RULE = Rule(
         ),
     ),
     valid=(
+        # an error told to the caller is a precondition too: None is a mistake here, not an absent dimension
+        "import torch.distributed as dist\n"
+        "def pull(links, name, buf):\n"
+        "    link = links.get(name)\n"
+        "    if link is None:\n"
+        "        return False, f\"link {name} was never opened\"\n"
+        "    dist.broadcast(buf, src=0, group=link)\n"
+        "    return True, \"\"\n",
         # a precondition is no guard: None stops the program instead of skipping the collective
         "import torch.distributed as dist\n"
         "def f(x, g=None):\n"

@@ -93,6 +93,21 @@ RULE = Rule(
         "            return x\n"
         "        dist.all_reduce(x, group=self.process_group)\n"
         "        return x\n",
+        # a caller here leaves the group at None, for a gather over every rank: None is the world
+        "import torch.distributed as dist\n"
+        "def gather_rows(x, group=None):\n"
+        "    if dist.get_world_size(group) == 1:\n"
+        "        return x\n"
+        "    dist.all_gather([x], x, group=group)\n"
+        "def lengths_everywhere(xs):\n"
+        "    return gather_rows(len(xs))\n",
+        # the group is asserted to be the default one
+        "import torch.distributed as dist\n"
+        "def sizes(t, group=None):\n"
+        "    assert group is None, \"only the default group\"\n"
+        "    if dist.get_world_size(group) == 1:\n"
+        "        return [t]\n"
+        "    dist.all_gather([t], t, group=group)\n",
     ),
 )
 

@@ -10,7 +10,9 @@ Exit codes shared by every verb (bot.commands.exits; the table is in docs/config
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -35,6 +37,10 @@ VERBS: dict[str, tuple[str, str]] = {
 }
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_CRASH = exits.OK, exits.FINDINGS, exits.USAGE, exits.CRASH
+# Verbs that only read files and print: nothing of theirs runs at interpreter exit, so the console script leaves
+# without tearing the interpreter down (freeing every parsed tree one by one cost a whole-package check about
+# 0.02-0.03 s; mypy leaves the same way).
+QUICK_EXIT_VERBS = frozenset({"check"})
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -96,9 +102,26 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _parser_for(argv: list[str]) -> argparse.ArgumentParser:
     # Only the chosen verb's module is imported, so a fast verb never pays for a slow one's imports.
-    verb = next((a for a in argv if not a.startswith("-")), None)
+    verb = _verb(argv)
     return build_parser(only=verb if verb in VERBS else None)
 
 
+def _verb(argv: Sequence[str]) -> str | None:
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def entry() -> None:
+    """The `pg-bot` console script: main(), then exit; after a QUICK_EXIT_VERBS verb, once the output is
+    flushed, without the interpreter's teardown."""
+    code = main()
+    if _verb(sys.argv[1:]) not in QUICK_EXIT_VERBS:
+        sys.exit(code)
+    for stream in (sys.stdout, sys.stderr):
+        # a reader that left (`| head`) or a closed stream: nothing more to say
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -148,6 +148,20 @@ def test_closing_line_for_stdin(tree: Path) -> None:
     assert proc.stdout.splitlines()[-1] == "Found 3 findings (1 fixable with `pg-bot fix`, 2 more with `--unsafe-fixes`)."
 
 
+def test_check_leaves_quickly_with_all_its_output_written(tree: Path) -> None:
+    """`check` skips the interpreter's teardown (bot.cli.entry): a large report through a pipe still arrives
+    whole, with the exit code main() returned; other verbs exit as usual."""
+    for i in range(300):
+        (tree / "pkg" / f"m{i}.py").write_text(GUARDED)
+    proc = subprocess.run([sys.executable, "-m", "bot.cli", "check", "pkg", "--format", "json"], capture_output=True,
+                          text=True, env=child_env(), check=False)
+    assert proc.returncode == 1
+    assert len(json.loads(proc.stdout)["findings"]) == 3 * 301
+    proc = subprocess.run([sys.executable, "-m", "bot.cli", "rule", "PG101"], capture_output=True, text=True,
+                          env=child_env(), check=False)
+    assert proc.returncode == 0 and "PG101" in proc.stdout
+
+
 def test_statistics_prints_the_counts_only(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tree / "pkg" / "broken.py").write_text(BROKEN)
     assert main(["check", "pkg", "--statistics"]) == 1

@@ -101,7 +101,7 @@ def test_the_wheel_carries_the_packaged_policy_and_nothing_else(built: Built) ->
     assert built.wheel_files["bot/rules.yaml"] == (ROOT / "bot" / "rules.yaml").read_bytes()
     assert {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")} == {"bot", "pg_utils"}
     entry_points = built.dist_info("entry_points.txt").decode()
-    assert "pg-bot = bot.cli:main" in entry_points and "PG = bot.flake8_plugin:Plugin" in entry_points
+    assert "pg-bot = bot.cli:entry" in entry_points and "PG = bot.flake8_plugin:Plugin" in entry_points
 
 
 def test_every_package_data_pattern_matches_a_packaged_file(built: Built) -> None:

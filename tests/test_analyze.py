@@ -593,7 +593,13 @@ def test_the_prefilter_keeps_a_file_whose_only_signs_are_a_groups_size_or_a_wrap
     assert prefilter.wanted(wrapper_only)  # a wrapper named for a collective, called with a group
     assert [f.code for f in analyze_source("pkg/seq.py", wrapper_only, CONFIG).findings] == ["PG103"]
     assert not prefilter.wanted(wrapper_only.replace("gather_seq", "shift_seq"))  # neither sign: nothing to find
-    assert not prefilter.wanted(kept.replace("import torch.distributed as dist\n", ""))  # no comm module named
+    # no comm module named: a layer that communicates only through its project's helpers is still read ...
+    assert prefilter.wanted(kept.replace("import torch.distributed as dist\n", ""))
+    assert prefilter.wanted("from pkg.dist import utils as du\ndef f(t, group=None):\n    du.broadcast(t, 0, group)\n")
+    # ... but not one that neither sizes a group nor calls a collective-named function with one
+    assert not prefilter.wanted(wrapper_only.replace("import torch.distributed as dist\n", "")
+                                .replace("gather_seq", "shift_seq"))
+    assert not prefilter.wanted("import numpy as np\ndef f(t, idx):\n    return t.size(), np.take(t, idx)\n")
 
 
 def test_a_method_is_walked_again_only_when_the_summary_can_tell_it_something(monkeypatch) -> None:  # type: ignore[no-untyped-def]

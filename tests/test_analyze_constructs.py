@@ -694,6 +694,31 @@ CASES = [
              return [t]
          dist.all_gather([t], t, group=group)
      """, []),
+    ("none: the cached size shapes data before its test: None is the world's size", """
+     def all_to_all_4d(x, group=None):
+         n = dist.get_world_size(group)
+         out = x.reshape(x.shape[0], n, -1)
+         if n > 1:
+             dist.all_to_all_single(out, out, group=group)
+         return out
+     """, []),
+    ("none: ... shaping only after the test says nothing", """
+     def all_to_all_4d(x, group=None):
+         n = dist.get_world_size(group)
+         if n > 1:
+             x = x.reshape(x.shape[0], n, -1)
+             dist.all_to_all_single(x, x, group=group)
+         return x
+     """, [("PG104", 3)]),
+    ("none: a size test after which the group communicates either way picks how, not whether", """
+     def dispatch(x, overlap, ep_group=None):
+         if not overlap or dist.get_world_size(ep_group) == 1:
+             dist.all_to_all_single(x, x, group=ep_group)
+         else:
+             for chunk in x.chunk(2):
+                 dist.all_to_all_single(chunk, chunk, group=ep_group)
+         return x
+     """, []),
     ("none: documented as absent", """
      def f(t, ep_group=None):
          '''ep_group: None when there is no expert parallelism.'''
@@ -916,6 +941,78 @@ CASES = [
              coordinator.all_gather(t, group)
              gather(t, 0, idx)
      """, []),
+    ("calls: an imported autograd Function named for a collective, run with `.apply`", """
+     from .functions import AllGather
+     def f(x, tp_group=None):
+         if tp_group is not None:
+             x = AllGather.apply(x, tp_group)
+         return x
+     """, [("PG103", 3)]),
+    ("calls: a collective-named function of an imported module", """
+     from mypkg.distributed import utils as distributed_utils
+     def load(t, group=None):
+         if group is None:
+             return t
+         distributed_utils.broadcast(t, 0, group)
+     """, [("PG103", 3)]),
+    ("calls: a closure defined under a guard runs under it", """
+     import tree
+     class L:
+         def __init__(self, slice_group=None):
+             self.slice_group = slice_group
+             if slice_group is None:
+                 self.slice_size = 1
+             else:
+                 self.slice_size = slice_group.size()
+         def forward(self, x):
+             if self.slice_size > 1:
+                 def gather(t):
+                     dist.all_gather([t], t, group=self.slice_group)
+                     return t
+                 x = tree.map_structure(gather, x)
+             return x
+     """, [("PG101", 10)]),
+    ("calls: ... a closure's own parameter shadows the guarded name", """
+     def f(xs, g=None, h=None):
+         if g is not None:
+             def one(t, g):
+                 dist.all_reduce(t, group=g)
+             for t in xs:
+                 one(t, h)
+     """, []),
+    ("calls: forward packs the group on ctx as a tuple, backward unpacks it", """
+     import torch
+     class _Split(torch.autograd.Function):
+         @staticmethod
+         def forward(ctx, x, n, grp):
+             ctx.saved = n, grp
+             return x
+         @staticmethod
+         def backward(ctx, g):
+             n, grp = ctx.saved
+             dist.all_reduce(g, group=grp)
+             return g, None, None
+     def f(x, tp_group=None):
+         if tp_group is not None:
+             x = _Split.apply(x, 2, tp_group)
+         return x
+     """, [("PG103", 13)]),
+    ("calls: ... or as several attributes at once", """
+     import torch
+     class _Split(torch.autograd.Function):
+         @staticmethod
+         def forward(ctx, x, n, grp):
+             ctx.n, ctx.grp = n, grp
+             return x
+         @staticmethod
+         def backward(ctx, g):
+             dist.all_reduce(g, group=ctx.grp)
+             return g, None, None
+     def f(x, tp_group=None):
+         if tp_group is not None:
+             x = _Split.apply(x, 2, tp_group)
+         return x
+     """, [("PG103", 12)]),
     ("calls: helper guarded by all callers", """
      def _reduce(t, group):
          dist.all_reduce(t, group=group)
@@ -1035,3 +1132,24 @@ def test_the_predicate_in_its_own_module_is_not_a_copy_of_itself() -> None:
     assert analyze_source("deepspeed/comm/pg_utils.py", source, CONFIG).findings == []
     elsewhere = analyze_source("deepspeed/moe/utils.py", source, CONFIG).findings
     assert [f.code for f in elsewhere] == ["PG107"]
+
+
+def test_a_file_that_communicates_only_through_its_project_is_analysed() -> None:
+    """No comm module named at all: a layer that calls its project's Functions and helpers (fastmoe, metaseq)."""
+    source = textwrap.dedent("""\
+        from .functions import AllGather
+        from mypkg.distributed import utils as distributed_utils
+        class L:
+            def __init__(self, slice_group=None):
+                self.slice_group = slice_group
+                self.slice_size = 1 if slice_group is None else slice_group.size()
+            def forward(self, x):
+                if self.slice_size > 1:
+                    x = AllGather.apply(x, self.slice_group)
+                return x
+        def load(t, group=None):
+            if group is not None:
+                distributed_utils.broadcast(t, 0, group)
+        """)
+    result = analyze_source("pkg/layers.py", source, CONFIG)
+    assert [(f.code, f.span.line) for f in result.findings] == [("PG101", 8), ("PG103", 12)]

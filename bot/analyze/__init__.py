@@ -67,21 +67,39 @@ class _Prefilter:
         if b"\0" in data:
             return True
         if not any(p[1].search(data) is not None for p in self._modules):
-            return False
+            return self._through_the_project(data)
         if self.words.search(data) and (any(p[1].search(data) is not None for p in self._needs)
                                         or any(first_word_hit(p, data) for p in self._needs_words)
                                         or self._positional.search(data) is not None):
             return True
-        # no torch collective here, but a group's own size (`tp_group.size() == 1`) or a project's wrapper called
-        # with a group (`reduce_scatter_coalesced(ts, dp_group)`): decoded only for files that got this far
+        return self._through_the_project(data)
+
+    def _through_the_project(self, data: bytes) -> bool:
+        """No torch collective here (or no comm module named at all: a layer that only calls its project's
+        helpers), but a group's own size (`tp_group.size() == 1`) or a project's wrapper called with a group
+        (`reduce_scatter_coalesced(ts, dp_group)`, `AllGather.apply(x, tp_group)`). Decoded only when a byte
+        test finds a `.size()` or an imported name that may be a wrapper."""
+        sized = b".size()" in data
+        wrapped = _MAY_IMPORT_WRAPPER.search(data) is not None
+        # `distributed_utils.broadcast(t, 0, group)`: a module's function named as a collective
+        named = any(call in data for call in _MODULE_CALLS)
+        if not (sized or wrapped or named):
+            return False
         text = data.decode("utf-8", "replace")
-        if b".size()" in data and group_sizes(text):
+        if sized and group_sizes(text):
             return True
-        wrappers = imported_wrappers(text)
+        if named and calls_with_group(text, self.words):
+            return True
+        wrappers = imported_wrappers(text) if wrapped else []
         return bool(wrappers) and bool(calls_with_group(text, Words(wrappers)))
 
 
 _PREFILTERS: dict[tuple[object, ...], _Prefilter] = {}
+# (the collectives' own names only: `.gather(` and `.reduce(` are mostly tensors' and functools')
+_MODULE_CALLS = (b".all_", b".broadcast", b".reduce_scatter")  # `.all_` finds all_reduce, all_gather, all_to_all
+# an import naming something that may be a collective's wrapper (bot.analyze.scan.WRAPPER_NAME says for sure)
+_MAY_IMPORT_WRAPPER = re.compile(
+    rb"import\b(?:[ \t]*\([^)]*?|[^\n]*?)(?:[Rr]educe|[Gg]ather|[Ss]catter|[Bb]roadcast|[Tt]o_?[Aa]ll)")
 
 
 def _prefilter_for(config: Config) -> _Prefilter:

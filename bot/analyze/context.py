@@ -105,15 +105,21 @@ class Context:
         `_fsdp_gather_tensors`), called with a group: a collective on that group as far as the guard around it
         goes. Its body is not here, so what it does with None is unknown: only guards are judged (never an
         unguarded call, never a discarded `.contiguous()`)."""
-        if not isinstance(call.func, ast.Name) or not is_wrapper(qualified, self.config):
-            return None  # imported by name: `mod.fn(...)` may be any object's method
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "apply" and isinstance(func.value, ast.Name):
+            func, qualified = func.value, qualified.removesuffix(".apply")  # `AllGather.apply(...)`: a Function's
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            func = ast.Name(func.attr)  # `distributed_utils.broadcast(t, 0, group)`: a function of an imported module
+        if not isinstance(func, ast.Name) or not is_wrapper(qualified, self.config):
+            return None  # `self.x.fn(...)` may be any object's method
+        name = ast.unparse(call.func)
         for kw in call.keywords:
             if kw.arg is not None and GROUP_NAME.search(kw.arg):
-                return Collective(call.func.id, kw.value, "wrapper")
+                return Collective(name, kw.value, "wrapper")
         for arg in call.args:
             if isinstance(arg, (ast.Name, ast.Attribute)) and GROUP_NAME.search(arg.attr if isinstance(arg, ast.Attribute) else arg.id):
-                return Collective(call.func.id, arg, "wrapper")
-        return Collective(call.func.id, None, "wrapper")  # no group: over the world (`if g is None: gather(t)`)
+                return Collective(name, arg, "wrapper")
+        return Collective(name, None, "wrapper")  # no group: over the world (`if g is None: gather(t)`)
 
     def partial_collective(self, call: ast.Call) -> Collective | None:
         """`functools.partial(dist.all_reduce, group=g)` (or `asyncio.to_thread(dist.all_reduce, t, group=g)`,

@@ -230,12 +230,22 @@ class ModuleEnv:
         """`ctx.group = group` in forward: ctx attribute -> forward parameter."""
         out: dict[str, str] = {}
         params = set(forward.params[1:])
+        ctx = forward.params[0] + "." if forward.params else None
         for node in _statements(forward.node.body):
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in params:
-                for t in node.targets:
-                    text = dotted(t) or ""
-                    if forward.params and text.startswith(forward.params[0] + "."):
-                        out[text.partition(".")[2]] = node.value.id
+            if not isinstance(node, ast.Assign) or ctx is None:
+                continue
+            pairs: list[tuple[ast.expr, ast.expr]] = [(t, node.value) for t in node.targets]
+            for t in node.targets:  # `ctx.n, ctx.grp = n, grp`
+                if isinstance(t, ast.Tuple) and isinstance(node.value, ast.Tuple) and len(t.elts) == len(node.value.elts):
+                    pairs.extend(zip(t.elts, node.value.elts, strict=True))
+            for t, value in pairs:
+                text = dotted(t) or ""
+                if isinstance(value, ast.Name) and value.id in params and text.startswith(ctx):
+                    out[text.partition(".")[2]] = value.id
+                elif isinstance(value, ast.Tuple) and text.startswith(ctx):  # `ctx.saved = n, grp`
+                    for i, v in enumerate(value.elts):
+                        if isinstance(v, ast.Name) and v.id in params:
+                            out[f"{text.partition('.')[2]}[{i}]"] = v.id
         return out
 
     def property_of(self, node: ast.expr, function: FunctionInfo | None) -> FunctionInfo | None:

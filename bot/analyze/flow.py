@@ -173,6 +173,8 @@ class Sites:
     chains: dict[int, ChainSite] = field(default_factory=dict)
     sizes: dict[int, SizeQuery] = field(default_factory=dict)
     predicate_calls: set[int] = field(default_factory=set)
+    # id of a nested function's def -> the enclosing function's state there: what the closure's body starts from
+    closures: dict[int, State] = field(default_factory=dict)
 
 
 @dataclass
@@ -213,10 +215,34 @@ class Walker:
 
     def run(self) -> State:
         body = self.function.node.body if self.function is not None else self.ctx.source.tree.body
-        end = self.block(body, State())
+        end = self.block(body, self._inherited())
         for state in self.exits:
             end = join(end, state, self)
         return end
+
+    def _inherited(self) -> State:
+        """A closure starts where it was defined: `if self.n > 1: def f(t): all_reduce(t, group=self.g)` runs
+        f's collective under the enclosing test (it is called there, handed to `map_structure` and the like).
+        What the closure's own parameters shadow is dropped."""
+        outer = self.sites.closures.get(id(self.function.node)) if self.function is not None else None
+        if outer is None or outer.bottom:
+            return State()
+        assert self.function is not None
+        mine = set(self.function.params)
+        a = self.function.node.args
+        mine.update(x.arg for x in (a.vararg, a.kwarg) if x is not None)
+
+        def shadowed(key: str) -> bool:
+            return key.partition(".")[0] in mine
+
+        s = outer.copy()
+        s.groups = {k: v for k, v in s.groups.items() if not shadowed(k)}
+        s.sizes = {k: v for k, v in s.sizes.items() if not shadowed(k)}
+        s.flags = {k: v for k, v in s.flags.items() if not shadowed(k)}
+        s.aliases = {k: v for k, v in s.aliases.items() if k not in mine and not shadowed(v)}
+        s.same = {k: v for k, v in s.same.items() if not shadowed(k) and not shadowed(v)}
+        s.world = frozenset(k for k in s.world if not shadowed(k))
+        return s
 
     # ================================================================ statements
 
@@ -232,6 +258,9 @@ class Walker:
             for d in stmt.decorator_list:
                 self.expr(d, s, stmt)
             if not isinstance(stmt, ast.ClassDef):
+                if self.function is not None and not s.bottom:
+                    known = self.sites.closures.get(id(stmt))  # a def in a loop: what holds on every pass
+                    self.sites.closures[id(stmt)] = s if known is None else join(known, s, self)
                 s = s.copy()
                 self.kill(s, stmt.name)
             return s  # their bodies are walked as functions of their own
@@ -374,11 +403,14 @@ class Walker:
     def assign(self, s: State, target: ast.expr, value: ast.expr) -> None:
         if isinstance(target, (ast.Tuple, ast.List)):
             values = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) else None
+            packed = self._packed_on_ctx(value) if values is None else None
             for i, t in enumerate(target.elts):
                 if values is not None:
                     self.assign(s, t, values[i])
                 else:
                     self.kill_target(s, t)
+                    if packed is not None and isinstance(t, ast.Name):
+                        s.aliases[t.id] = f"{packed}[{i}]"  # `n, grp = ctx.saved`: grp is forward's second
             return
         text = dotted(target)
         if text is None:
@@ -416,6 +448,16 @@ class Walker:
                 s.aliases[text] = alias
             else:
                 s.same[text] = alias
+
+    def _packed_on_ctx(self, value: ast.expr) -> str | None:
+        """`ctx.saved` in an autograd backward, where forward packed several values (`ctx.saved = n, grp`)."""
+        text = dotted(value)
+        if text is None or self.function is None or not self.function.params:
+            return None
+        head, dot, _ = text.partition(".")
+        if not dot or head != self.function.params[0] or self.env.autograd_forward(self.function) is None:
+            return None
+        return text
 
     def value_null(self, value: ast.expr, s: State) -> tuple[Null, Facts | None, bool]:
         """(None-ness of an assigned value, the facts it carries when it is a group key, whether it falls back

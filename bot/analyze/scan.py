@@ -41,7 +41,7 @@ def first_word_hit(patterns: tuple[re.Pattern[str], re.Pattern[bytes]], data: st
     return any(not word_before(data, m.start()) for m in pattern.finditer(data))  # type: ignore[arg-type]
 
 
-_AFTER = re.compile(r"[ \t]*([(,)])")
+_AFTER = re.compile(r"[ \t]*(?:[(,)]|\.apply[ \t]*\()")  # `Fn.apply(`: an autograd Function is run
 
 
 def _used(text: str, start: int, end: int) -> bool:
@@ -141,7 +141,7 @@ def calls_with_group(text: str, words: Words) -> list[int]:
     found = []
     for start in words.offsets(text, uses=True):
         depth, i, end = 0, text.find("(", start), min(len(text), start + 600)
-        if i < 0 or i >= end or text[start:i].strip(" \t") not in words:
+        if i < 0 or i >= end or text[start:i].strip(" \t").removesuffix(".apply").rstrip(" \t") not in words:
             continue
         j = i
         while j < end:

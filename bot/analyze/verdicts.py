@@ -93,6 +93,17 @@ class Verdicts:
     copies: list[Copy] = field(default_factory=list)
 
     @cached_property
+    def both_ways(self) -> set[int]:
+        """Tests after which the same group communicates whichever way they go (`if not overlap or ws(g) == 1:
+        all_to_all(x, g) else: chunked all_to_all(x, g)`): a size there picks how to communicate, not whether."""
+        sides: dict[tuple[int, str], set[bool]] = {}
+        for site in self.module.sites.collectives.values():
+            if site.key is not None:
+                for test, outcome in site.path:
+                    sides.setdefault((test, site.key), set()).add(outcome)
+        return {test for (test, _), seen in sides.items() if len(seen) == 2}
+
+    @cached_property
     def copy_spans(self) -> list[tuple[int, int]]:
         return [(c.node.lineno, c.node.end_lineno or c.node.lineno) for c in self.copies]
 
@@ -181,7 +192,28 @@ def _size_only(v: Verdicts, site: CollectiveSite, f: Facts, world: set[str]) -> 
         return
     for c in sorted(f.size, key=_pos):
         via = c.term.via if isinstance(c.term, SizeOf) else None
+        if id(c.test) in v.both_ways or (via and "." not in via and _shapes_first(site.function, via, c.node)):
+            continue
         (v.cached if via and via.startswith("self.") else v.size_only).append((site, c))
+
+
+def _shapes_first(function: FunctionInfo | None, local: str, test: ast.AST) -> bool:
+    """The cached size shapes data before it is tested (`seqlen = shard * n`, `x.reshape(b, n, -1)`, then
+    `if n > 1: all_to_all(...)`): those shapes are right only if `get_world_size(None)`, the world's size, is
+    what None means here."""
+    if function is None:
+        return False
+    line = getattr(test, "lineno", 0)
+    for node in ast.walk(function.node):
+        if isinstance(node, ast.BinOp):
+            operands: list[ast.expr] = [node.left, node.right]
+        elif isinstance(node, ast.Call):
+            operands = [*node.args, *(k.value for k in node.keywords)]
+        else:
+            continue
+        if node.lineno < line and any(isinstance(o, ast.Name) and o.id == local for o in operands):
+            return True
+    return False
 
 
 def _calls_as_sites(module: ModuleFacts, reaches: list[Reach], callers: dict[int, list[CallSite]]

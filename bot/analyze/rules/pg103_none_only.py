@@ -23,6 +23,16 @@ RULE = Rule(
     fix="`pg_utils.is_parallel(g)` (`not pg_utils.is_parallel(g)` in an early exit).",
     fix_safety="Needs `--unsafe-fixes`: it skips single-rank and non-member groups, which is the point.",
     invalid=(
+        Invalid(  # a file that communicates only through its project: a module's function named for a collective,
+            # and an imported autograd Function named for one, run with `.apply`
+            "from mypkg.distributed import utils as distributed_utils\n"
+            "from mypkg.functions import AllGather\n"
+            "def load(t, group=None):\n"
+            "    if group is not None:\n"
+            "        distributed_utils.broadcast(t, 0, group)\n"
+            "    return AllGather.apply(t, group) if group is not None else t\n",
+            flagged="group is not None",
+        ),
         Invalid(  # a project's function named for a collective, imported and called with the group (its body is
             # elsewhere: the guard around it is judged, the call itself never reported)
             "import deepspeed.comm as dist\n"

@@ -101,6 +101,22 @@ RULE = Rule(
         "    dist.all_gather([x], x, group=group)\n"
         "def lengths_everywhere(xs):\n"
         "    return gather_rows(len(xs))\n",
+        # the cached size shapes data before its test: those shapes are the world's when the group is None
+        "import torch.distributed as dist\n"
+        "def all_to_all_4d(x, group=None):\n"
+        "    n = dist.get_world_size(group)\n"
+        "    out = x.reshape(x.shape[0], n, -1)\n"
+        "    if n > 1:\n"
+        "        dist.all_to_all_single(out, out, group=group)\n"
+        "    return out\n",
+        # the group communicates whichever way the size test goes: it picks how, not whether
+        "import torch.distributed as dist\n"
+        "def dispatch(x, overlap, ep_group=None):\n"
+        "    if not overlap or dist.get_world_size(ep_group) == 1:\n"
+        "        dist.all_to_all_single(x, x, group=ep_group)\n"
+        "    else:\n"
+        "        for c in x.chunk(2):\n"
+        "            dist.all_to_all_single(c, c, group=ep_group)\n",
         # the group is asserted to be the default one
         "import torch.distributed as dist\n"
         "def sizes(t, group=None):\n"

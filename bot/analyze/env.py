@@ -83,6 +83,9 @@ class ModuleEnv:
     lambdas: dict[str, ast.Lambda] = field(default_factory=dict)  # module-level `name = lambda ...`
     comments: list[tuple[int, str]] = field(default_factory=list)
     _returned: dict[int, ast.expr | None] = field(default_factory=dict)
+    _origins: dict[tuple[str, int], Null] = field(default_factory=dict)  # asked for every assignment: remembered
+    # (callee, depth, calling function) -> whether the callee returns a guard (bot.analyze.flow.Walker.guard_like)
+    guard_bodies: dict[tuple[int, int, int], bool] = field(default_factory=dict)
 
     @classmethod
     def of(cls, ctx: Context) -> ModuleEnv:
@@ -129,6 +132,13 @@ class ModuleEnv:
 
     def origin(self, key: str, function: FunctionInfo | None) -> Null:
         """Can ``key`` be None where it comes from, before anything in the function narrows it?"""
+        memo = (key, id(function.node) if function is not None else 0)
+        found = self._origins.get(memo)
+        if found is None:
+            found = self._origins[memo] = self._origin(key, function)
+        return found
+
+    def _origin(self, key: str, function: FunctionInfo | None) -> Null:
         head, _, rest = key.partition(".")
         if not rest:
             scope = function

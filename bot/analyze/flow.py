@@ -464,7 +464,7 @@ class Walker:
         to the world group)."""
         if isinstance(value, ast.Constant):
             return (Null.NONE if value.value is None else Null.NOT_NONE), None, False
-        if self.ctx.is_world(value):
+        if self.ctx.is_world(value):  # (asked once: the branches below never ask it of the same node again)
             return Null.NOT_NONE, None, True
         if isinstance(value, (ast.Name, ast.Attribute)):
             key = self.canon(value, s)
@@ -480,15 +480,11 @@ class Walker:
             b, _, wb = self.value_null(value.orelse, self.assume(s, value.test, False, value.test, True))
             world = (wa or wb) or self.ctx.is_world(value.body) or self.ctx.is_world(value.orelse)
             return join_null(a, b), None, world
-        if isinstance(value, ast.Call):
-            if self.ctx.is_world(value):
-                return Null.NOT_NONE, None, True
-            if dotted(value.func) == "getattr" and len(value.args) == 3 and _const_none(value.args[2]):
-                return Null.MAYBE, None, False
+        if isinstance(value, ast.Call) and dotted(value.func) == "getattr" and len(value.args) == 3 \
+                and _const_none(value.args[2]):
+            return Null.MAYBE, None, False
         if isinstance(value, ast.NamedExpr):
             return self.value_null(value.value, s)
-        if self.ctx.is_world(value):
-            return Null.NOT_NONE, None, True
         return Null.UNKNOWN, None, False
 
     def kill(self, s: State, text: str) -> None:
@@ -791,8 +787,14 @@ class Walker:
         if lam is not None:
             return self.guard_like(lam.body, depth + 1)
         callee = self.env.callee(call, self.function)
-        body = self.env.returned(callee) if callee is not None else None
-        return body is not None and self.guard_like(body, depth + 1)
+        if callee is None:
+            return False
+        memo = (id(callee.node), depth, id(self.function.node) if self.function is not None else 0)
+        known = self.env.guard_bodies.get(memo)
+        if known is None:
+            body = self.env.returned(callee)
+            known = self.env.guard_bodies[memo] = body is not None and self.guard_like(body, depth + 1)
+        return known
 
     # ================================================================ expressions
 

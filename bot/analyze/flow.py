@@ -254,6 +254,16 @@ class Walker:
         return state
 
     def statement(self, stmt: ast.stmt, s: State) -> State:
+        # the two most common statements first
+        if isinstance(stmt, ast.Assign):
+            self.expr(stmt.value, s, stmt)
+            s = s.copy()
+            for target in stmt.targets:
+                self.assign(s, target, stmt.value)
+            return s
+        if isinstance(stmt, ast.Expr):
+            self.expr(stmt.value, s, stmt)
+            return s
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for d in stmt.decorator_list:
                 self.expr(d, s, stmt)
@@ -326,12 +336,6 @@ class Walker:
             if self.loops:
                 self.loops[-1][1].append(s)
             return BOTTOM
-        if isinstance(stmt, ast.Assign):
-            self.expr(stmt.value, s, stmt)
-            s = s.copy()
-            for target in stmt.targets:
-                self.assign(s, target, stmt.value)
-            return s
         if isinstance(stmt, ast.AnnAssign):
             if stmt.value is not None:
                 self.expr(stmt.value, s, stmt)
@@ -347,9 +351,6 @@ class Walker:
             s = s.copy()
             for target in stmt.targets:
                 self.kill_target(s, target)
-            return s
-        if isinstance(stmt, ast.Expr):
-            self.expr(stmt.value, s, stmt)
             return s
         return s  # pass, import, global, nonlocal, type aliases
 
@@ -839,15 +840,17 @@ class Walker:
             return  # runs later, elsewhere
         if isinstance(node, ast.Call):
             self.call(node, s, stmt)
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.Name, ast.Constant)):
-                continue  # leaves hold no site
-            if isinstance(child, ast.expr):
-                self._expr(child, s, stmt)
-            elif isinstance(child, ast.keyword):
-                self._expr(child.value, s, stmt)
-            elif isinstance(child, ast.comprehension):
-                self._expr(child.iter, s, stmt)
+        for field_name in _child_fields(type(node)):  # ast.iter_child_nodes, less the fields that hold no node
+            value = getattr(node, field_name, None)
+            for child in value if isinstance(value, list) else (value,):
+                if child is None or isinstance(child, (ast.Name, ast.Constant)):
+                    continue  # leaves hold no site
+                if isinstance(child, ast.expr):
+                    self._expr(child, s, stmt)
+                elif isinstance(child, ast.keyword):
+                    self._expr(child.value, s, stmt)
+                elif isinstance(child, ast.comprehension):
+                    self._expr(child.iter, s, stmt)
 
     def _partial_run(self, call: ast.Call) -> Collective | None:
         """The collective a named `functools.partial` runs at this call: `red(t)` after
@@ -1065,6 +1068,18 @@ def _walk_bool(node: ast.expr) -> Iterator[ast.expr]:
 
 def _truthiness(check: Check) -> bool:  # `if g:` rather than `g is None`
     return none_test(check.node) is None
+
+
+_NO_CHILD = frozenset({"ctx", "op", "ops", "type_comment", "conversion", "kind", "is_async"})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(kind: type) -> tuple[str, ...]:
+    """The fields of an expression type that can hold nodes with sites (not `ctx`, operators, flags)."""
+    found = _CHILD_FIELDS.get(kind)
+    if found is None:
+        found = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _NO_CHILD)  # type: ignore[attr-defined]
+    return found
 
 
 def _fails(stmt: ast.stmt) -> bool:

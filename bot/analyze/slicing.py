@@ -28,7 +28,7 @@ _CLASS = re.compile(r"class[ \t]+(\w+)")
 _DEF = re.compile(r"[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
 _SELF_ASSIGN = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=(?!=)")
 _SIZE_ATTR = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=[^=\n][^\n]*get_world_size")
-_IMPORT_COMM = re.compile(r"^\s*(?:from|import)\s[^\n]*(?:distributed|comm|deepspeed)", re.M)
+_IMPORT_COMM = re.compile(r"^\s*(?:from|import)\s[^\n]*(?:distributed|comm)", re.M)
 _SHORT = 6  # code lines: a local predicate or a tiny helper costs nothing to parse
 # How far the callers of hot functions are followed, here and in bot.analyze.module: callers of callers of callers,
 # as the verdicts follow helpers three deep (their callers are the third level).

@@ -78,6 +78,12 @@ CASES = [
              return {"ok": False, "why": "no link was opened"}
          dist.broadcast(buf, src=0, group=link)
      """, []),
+    ("narrow: a size early exit that says so in a message is still a skip: size-only", """
+     def sync(buf, group=None):
+         if dist.get_world_size(group) == 1:
+             return "single rank: nothing to sync"
+         dist.all_reduce(buf, group=group)
+     """, [("PG104", 2)]),
     ("narrow: a value returned without a message is a skip: None-only", """
      def pull(buf, link=None):
          if link is None:

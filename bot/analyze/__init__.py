@@ -76,9 +76,10 @@ class _Prefilter:
 
     def _through_the_project(self, data: bytes) -> bool:
         """No torch collective here (or no comm module named at all: a layer that only calls its project's
-        helpers), but a group's own size (`tp_group.size() == 1`) or a project's wrapper called with a group
-        (`reduce_scatter_coalesced(ts, dp_group)`, `AllGather.apply(x, tp_group)`). Decoded only when a byte
-        test finds a `.size()` or an imported name that may be a wrapper."""
+        helpers), but a group's own size (`tp_group.size() == 1`) or a project's function named for a collective
+        called with a group (`reduce_scatter_coalesced(ts, dp_group)`, `AllGather.apply(x, tp_group)`,
+        `distributed_utils.broadcast(t, 0, group)`). Decoded only when a byte test finds a `.size()`, an imported
+        name that may be such a function, or a collective's name called as a module's function."""
         sized = b".size()" in data
         wrapped = _MAY_IMPORT_WRAPPER.search(data) is not None
         # `distributed_utils.broadcast(t, 0, group)`: a module's function named as a collective

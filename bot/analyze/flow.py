@@ -274,7 +274,7 @@ class Walker:
                 s = s.copy()
                 self.kill(s, stmt.name)
             return s  # their bodies are walked as functions of their own
-        if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and _fails(stmt.body[-1]):
+        if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and _fails(stmt.body[-1], stmt.test):
             # `if g is None: raise ...` is a contract, as `assert g is not None` is: after it g is present, but
             # nothing skips communication, so it is no guard (is_parallel there would refuse a single rank).
             # So is `if g is None: return False, "g was never set up"`: the caller is told of an error.
@@ -1082,11 +1082,14 @@ def _child_fields(kind: type) -> tuple[str, ...]:
     return found
 
 
-def _fails(stmt: ast.stmt) -> bool:
-    """A raise, or a return whose value carries a message (a sentence or an f-string): an error, not a skip."""
+def _fails(stmt: ast.stmt, test: ast.expr) -> bool:
+    """A raise, or after a None test a return whose value carries a message (a sentence or an f-string): an
+    error, not a skip. (After a size test such a return is a skip that says so: `return "single rank"`.)"""
     if isinstance(stmt, ast.Raise):
         return True
-    if not isinstance(stmt, ast.Return) or stmt.value is None:
+    absent = none_test(test) is not None or (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+                                             and isinstance(test.operand, (ast.Name, ast.Attribute)))
+    if not isinstance(stmt, ast.Return) or stmt.value is None or not absent:
         return False
     return any(isinstance(n, ast.JoinedStr) or (isinstance(n, ast.Constant) and isinstance(n.value, str)
                                                   and " " in n.value.strip())

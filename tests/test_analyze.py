@@ -629,3 +629,20 @@ def test_a_method_is_walked_again_only_when_the_summary_can_tell_it_something(mo
         "    def go(self, t):\n        self.m = 1\n        if self.k > 1:\n            dist.all_reduce(t, group=self.g)\n"
     analyze_source("m.py", other, CONFIG)
     assert walked.count("go") == 2  # reads `self.k`, which another method leaves: walked again with the summary
+
+
+def test_the_prefilter_follows_the_configured_comm_modules() -> None:
+    """The module test is a search for each module's last name first, then the patterns; a project's own comm
+    module (and a submodule of one, whose parent's patterns find it) works the same as deepspeed.comm."""
+    from dataclasses import replace
+
+    from bot.analyze import _Prefilter
+
+    mine = replace(CONFIG, comm_modules=("mypkg.fabric", "mypkg.fabric.ops"))
+    prefilter = _Prefilter(mine)
+    body = "def f(t, tp_group=None):\n    if tp_group is not None:\n        fabric.all_reduce(t, group=tp_group)\n"
+    assert prefilter.wanted("from mypkg import fabric\n" + body)
+    assert prefilter.wanted("import mypkg.fabric.ops as fabric\n" + body)
+    assert not prefilter.wanted("import mypkg.other as fabric\n" + body.replace("fabric.all_reduce", "fabric.send"))
+    found = analyze_source("pkg/m.py", "from mypkg import fabric\n" + body, mine).findings
+    assert [f.code for f in found] == ["PG103"]

@@ -44,7 +44,14 @@ class _Prefilter:
     def __init__(self, config: Config) -> None:
         self.words = Words({"get_world_size", config.predicate_function, *config.collectives, *FUNCTIONAL_COLLECTIVES})
         modules = []
-        for module in (*config.comm_modules, f"{config.predicate_module}.{config.predicate_name}"):
+        listed = (*config.comm_modules, f"{config.predicate_module}.{config.predicate_name}")
+        # a submodule's name holds its parent's (`deepspeed.comm.comm`, `deepspeed.comm.pg_utils`): the parent's
+        # patterns find it too
+        named = [m for m in listed if not any(m.startswith(f"{other}.") for other in listed)]
+        # every pattern below matches text that holds its module's last name (`comm`, `distributed`): one fast
+        # search for those first spares the patterns most files
+        self._leaves = tuple(sorted({m.rpartition(".")[2].encode() for m in named}))
+        for module in named:
             modules.append(led(re.escape(module)))
             parent, _, leaf = module.rpartition(".")
             if parent:  # `from deepspeed import comm`
@@ -66,7 +73,8 @@ class _Prefilter:
         data = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
         if b"\0" in data:
             return True
-        if not any(p[1].search(data) is not None for p in self._modules):
+        if not any(leaf in data for leaf in self._leaves) or \
+                not any(p[1].search(data) is not None for p in self._modules):
             return self._through_the_project(data)
         if self.words.search(data) and (any(p[1].search(data) is not None for p in self._needs)
                                         or any(first_word_hit(p, data) for p in self._needs_words)

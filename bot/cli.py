@@ -14,7 +14,6 @@ import contextlib
 import importlib
 import os
 import sys
-import traceback
 from collections.abc import Sequence
 from types import ModuleType
 
@@ -94,6 +93,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.close()
         return 0
     except Exception:  # a bug: say so with its own exit code (Python's default, 1, would read as "findings")
+        import traceback  # only for a crash
+
         traceback.print_exc()
         print(f"pg-bot: internal error in `{args.verb}` (exit {EXIT_CRASH}); please report it with the traceback "
               "above", file=sys.stderr)

@@ -78,6 +78,18 @@ def test_a_verbs_help_imports_only_what_that_verb_needs(verb: str) -> None:
     assert not names & HEAVY, names & HEAVY
 
 
+def test_check_for_a_machine_never_loads_the_fixer(tmp_path: Path) -> None:
+    """The fixer's planner only counts what is fixable for the text report's closing line."""
+    (tmp_path / "mod.py").write_text(GUARDED)
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "bot.cli", "check", str(tmp_path / "mod.py"),
+                           "--format", "json"], capture_output=True, text=True, env=child_env(), cwd=ROOT,
+                          check=False, timeout=120)
+    modules = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    assert proc.returncode == 1 and json.loads(proc.stdout)["findings"]
+    assert "bot.analyze" in modules  # the measurement works
+    assert not {m for m in modules if m == "bot.fix" or m.startswith("bot.fix.")}, modules
+
+
 # ---------------------------------------------------------------- usage errors
 
 

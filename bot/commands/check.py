@@ -14,15 +14,18 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from bot.analyze import RULES, analyze_paths, analyze_source
-from bot.commands import colour, exits, fixable
+from bot.commands import colour, exits
 from bot.commands.common import add_config_options, fail, load_config, selected
 from bot.config import Config, ConfigError
 from bot.files import SourceError, SourcePath, display_path, iter_python_files
 from bot.model import FileResult
 from bot.report import formats
+
+if TYPE_CHECKING:
+    from bot.commands.fixable import Fixable
 
 _PROGRESS_MIN_FILES = 50
 _STATISTICS_FORMATS = ("text", "json")
@@ -128,11 +131,15 @@ def _report(args: argparse.Namespace, found: Run, config: Config) -> str:
     findings = sum(len(r.findings) for r in results)
     unanalysed = sum(1 for r in results if r.error)
     if findings or unanalysed:  # only then: a clean run costs nothing more
+        from bot.commands import fixable  # the fixer's planner: only this closing line needs it
+
         text += "\n" + fixable.closing_line(findings, _fixable(found, config), unanalysed)
     return text
 
 
-def _fixable(found: Run, config: Config) -> fixable.Fixable:
+def _fixable(found: Run, config: Config) -> Fixable:
+    from bot.commands import fixable
+
     total = fixable.Fixable()
     for result in found.results:
         if not result.findings:

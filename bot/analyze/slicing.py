@@ -30,6 +30,8 @@ _SELF_ASSIGN = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=(?!=)")
 _SIZE_ATTR = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=[^=\n][^\n]*get_world_size")
 _IMPORT_COMM = re.compile(r"^\s*(?:from|import)\s[^\n]*(?:distributed|comm)", re.M)
 _SHORT = 6  # code lines: a local predicate or a tiny helper costs nothing to parse
+# what a local predicate or a size/group helper is made of (None tests, sizes, groups, the world)
+_MAY_MATTER = re.compile(r"None|size|world|group|grp|pg|mesh|parallel", re.I)
 # How far the callers of hot functions are followed, here and in bot.analyze.module: callers of callers of callers,
 # as the verdicts follow helpers three deep (their callers are the third level).
 HELPER_LEVELS = 3
@@ -161,6 +163,8 @@ def _chunk(lines: list[str], first: int, last: int, indent: str, apply: str | No
     decorators = "".join(lines[first:i])
     short = last - first < _SHORT or next(
         (False for n, _ in enumerate(line for line in lines[first : last + 1] if line.strip()) if n >= _SHORT), True)
+    if short and not _MAY_MATTER.search("".join(lines[first : last + 1])):
+        short = False  # a tiny function that tests nothing a guard is made of: a cold one like any other
     always = apply is not None or short or name == "__init__" or "property" in decorators
     return Chunk(first + 1, last + 1, name, indent, always, apply)
 

@@ -5,7 +5,8 @@ no helper that does, and that hold nothing the analysis reads elsewhere. Those a
 emptied) before `ast.parse`, so every node that is kept has its own line and column.
 
 Kept, besides everything that is not a function: the hot functions and their callers a few levels up (as
-`bot.analyze.module` walks them), `__init__`, short functions (local predicates), properties, everything in a
+`bot.analyze.module` walks them), `__init__`, short functions that may be local predicates (they name None, a
+size, a group or the world), properties, everything in a
 class that may be an autograd Function, and functions that import a comm module, assign a group-like attribute
 of `self`, or assign an attribute that some line caches a world size in. The cut is found from indentation
 alone; a wrong cut (a string or a bracket continued at the margin) makes the sliced text fail to parse, and then

@@ -106,13 +106,15 @@ class Context:
         goes. Its body is not here, so what it does with None is unknown: only guards are judged (never an
         unguarded call, never a discarded `.contiguous()`)."""
         func = call.func
-        if isinstance(func, ast.Attribute) and func.attr == "apply" and isinstance(func.value, ast.Name):
-            func, qualified = func.value, qualified.removesuffix(".apply")  # `AllGather.apply(...)`: a Function's
-        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            func = ast.Name(func.attr)  # `distributed_utils.broadcast(t, 0, group)`: a function of an imported module
-        if not isinstance(func, ast.Name) or not is_wrapper(qualified, self.config):
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            # `AllGather.apply(x, g)`: an imported autograd Function is run; `distributed_utils.broadcast(t, 0, g)`:
+            # an imported module's function (qualify resolved the name, so it is imported, not a local object)
+            qualified = qualified.removesuffix(".apply") if func.attr == "apply" else qualified
+        elif not isinstance(func, ast.Name):
             return None  # `self.x.fn(...)` may be any object's method
-        name = ast.unparse(call.func)
+        if not is_wrapper(qualified, self.config):
+            return None
+        name = ast.unparse(func)
         for kw in call.keywords:
             if kw.arg is not None and GROUP_NAME.search(kw.arg):
                 return Collective(name, kw.value, "wrapper")

@@ -518,6 +518,8 @@ class Walker:
     # ================================================================ keys and facts
 
     def canon(self, node: ast.expr, s: State) -> str | None:
+        if type(node) is ast.Name:  # (the common case: a local, or an alias of a group)
+            return s.aliases.get(node.id, node.id)
         if isinstance(node, ast.Call) and dotted(node.func) == "getattr" and len(node.args) in (2, 3) \
                 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
             base = self.canon(node.args[0], s)  # `getattr(self, "pg", None)` is `self.pg`

@@ -43,6 +43,8 @@ class Names:
 
     def qualify(self, node: ast.expr) -> str | None:
         """Dotted, import-resolved name of a Name/Attribute chain; None if it is not one or not imported."""
+        if type(node) is ast.Name:
+            return self.aliases.get(node.id)
         parts: list[str] = []
         while isinstance(node, ast.Attribute):
             parts.append(node.attr)
@@ -101,6 +103,8 @@ def package_of(path: str) -> str | None:
 
 def dotted(node: ast.AST) -> str | None:
     """Source-like text of a Name/Attribute chain (`self.mp_group`), else None."""
+    if type(node) is ast.Name:  # (most calls: the flow asks this of every name it reads)
+        return node.id
     parts: list[str] = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)

@@ -725,6 +725,29 @@ CASES = [
                  dist.all_to_all_single(chunk, chunk, group=ep_group)
          return x
      """, []),
+    ("none: a comment in the class says None means absent, for another object's group", """
+     class Table:
+         def __init__(self, env):
+             # env.process_group is None for a local, single-host environment
+             self._env = env
+         def reset(self, w):
+             dist.broadcast(w, src=0, group=self._env.process_group)
+     """, [("PG105", 6)]),
+    ("none: ... a comment that says None is the default group says the opposite", """
+     class Table:
+         def __init__(self, env):
+             # env.process_group is None for the default (world) group
+             self._env = env
+         def reset(self, w):
+             dist.broadcast(w, src=0, group=self._env.process_group)
+     """, []),
+    ("none: ... and without a word on it, another object's attribute is not known to be optional", """
+     class Table:
+         def __init__(self, env):
+             self._env = env
+         def reset(self, w):
+             dist.broadcast(w, src=0, group=self._env.process_group)
+     """, []),
     ("none: documented as absent", """
      def f(t, ep_group=None):
          '''ep_group: None when there is no expert parallelism.'''

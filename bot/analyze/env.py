@@ -289,22 +289,29 @@ class ModuleEnv:
             for line in _mentions(doc, leaf):
                 if (_WORLD_DOC.search(line) or _WORLD_DEFAULT.search(line)) and not _ABSENT_DOC.search(line):
                     return True
+        return any(re.search(r"\bworld|default group|global group", c, re.I) for c in self._comments(function, leaf))
+
+    def absent_documented(self, name: str, function: FunctionInfo | None) -> bool:
+        """The docs, or a comment in the class or function, say None means the dimension is absent (`# the
+        group is None for a local, single-host run`)."""
+        leaf = leaf_name(name)
+        if any(_ABSENT_DOC.search(line) for doc in self._docs(function) for line in _mentions(doc, leaf)):
+            return True
+        return any(_ABSENT_DOC.search(c) and not _WORLD_DOC.search(c) for c in self._comments(function, leaf))
+
+    def _comments(self, function: FunctionInfo | None, leaf: str) -> Iterator[str]:
+        """The comments in the function's class (or the function) that name ``leaf``."""
         klass = self.class_of(function) if function is not None else None
         node: ast.AST | None = klass.node if klass is not None else (function.node if function is not None else None)
         if node is None:
-            return False
+            return
         start, end = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
         for line in self.ctx.source.lines[start - 1 : end]:
             if "#" not in line or leaf not in line:  # most lines, in C: a large class is read for each group
                 continue
             match = _COMMENT.search(line)
-            if match and re.search(rf"\b{re.escape(leaf)}\b", match.group(1)) and re.search(r"\bworld|default group|global group", match.group(1), re.I):
-                return True
-        return False
-
-    def absent_documented(self, name: str, function: FunctionInfo | None) -> bool:
-        leaf = leaf_name(name)
-        return any(_ABSENT_DOC.search(line) for doc in self._docs(function) for line in _mentions(doc, leaf))
+            if match and re.search(rf"\b{re.escape(leaf)}\b", match.group(1)):
+                yield match.group(1)
 
     def _docs(self, function: FunctionInfo | None) -> Iterator[str]:
         """The docstrings that document the function's names: its own and its enclosing functions', then its

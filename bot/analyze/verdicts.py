@@ -143,7 +143,8 @@ def decide(module: ModuleFacts) -> Verdicts:
                 v.none_only.extend(NoneOnly(site, c, site.key, site.function) for c in sorted(f.nonnull, key=_pos)
                                    if id(c.test) not in dispatch)
             continue
-        if site.separate or f.null != Null.MAYBE or site.collective.family == "wrapper":
+        documented = f.null == Null.UNKNOWN and module.env.absent_documented(site.key, site.function)
+        if site.separate or (f.null != Null.MAYBE and not documented) or site.collective.family == "wrapper":
             continue  # (a wrapper's body is elsewhere: what it does with None is unknown)
         if site.world_fallback or _owner(module, site.key, site.function) in world or \
                 module.env.world_documented(site.key, site.function):

@@ -748,6 +748,17 @@ CASES = [
          def reset(self, w):
              dist.broadcast(w, src=0, group=self._env.process_group)
      """, []),
+    ("none: a group set to None when its condition fails stands for an absent dimension", """
+     def train_step(loss, mesh, dims):
+         grp = mesh["dp_cp"].get_group() if dims else None
+         dist.all_reduce(loss, op=dist.ReduceOp.AVG, group=grp)
+     """, [("PG105", 3)]),
+    ("none: ... guarded, nothing is unguarded", """
+     def train_step(loss, mesh, dims):
+         grp = mesh["dp_cp"].get_group() if dims else None
+         if grp is not None:
+             dist.all_reduce(loss, op=dist.ReduceOp.AVG, group=grp)
+     """, [("PG103", 3)]),
     ("none: documented as absent", """
      def f(t, ep_group=None):
          '''ep_group: None when there is no expert parallelism.'''

@@ -422,14 +422,30 @@ def _evidence(module: ModuleFacts, key: str, function: FunctionInfo | None,
     owners = absent.get(leaf, set())
     mine = _owner(module, key, function)
     if module.env.absent_documented(key, function):
-        return Confidence.HIGH, (f"the docs say `{leaf}=None` means the dimension is absent",)
+        return Confidence.HIGH, (f"the docs or a comment say `{leaf}=None` means the dimension is absent",)
     if mine in owners or (key.startswith("self.") and any(o.endswith(f":{key}") and o.split(":")[0] == mine.split(":")[0] for o in owners)):
         return Confidence.HIGH, (f"`{key}` is checked for None before a collective elsewhere here",)
     if owners:
         return Confidence.MEDIUM, (f"`{leaf}` is checked for None before a collective elsewhere in this file",)
     if _named_absent(module, leaf):
         return Confidence.MEDIUM, (f"`{leaf}` matches rules.yaml `absent_groups`: None means the dimension is absent",)
+    if _none_unless(function, key):
+        return Confidence.MEDIUM, (f"`{key}` is set to None when its condition fails (`... if ... else None`): "
+                                   "None stands for a dimension that is not there",)
     return None
+
+
+def _none_unless(function: FunctionInfo | None, key: str) -> bool:
+    """The function sets the local to a group or to None by a condition (`grp = mesh["dp"].get_group() if dims
+    else None`): it writes None for the case where there is no such group."""
+    if function is None or "." in key:
+        return False
+    for node in ast.walk(function.node):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.IfExp) \
+                and any(isinstance(t, ast.Name) and t.id == key for t in node.targets) \
+                and is_none(node.value.body) != is_none(node.value.orelse):
+            return True
+    return False
 
 
 def _sized_as_world(module: ModuleFacts, site: CollectiveSite) -> bool:

@@ -106,6 +106,13 @@ CASES = [
          dist.all_reduce(t, group=h)
          dist.all_reduce(t, group=g)
      """, [("PG103", 3)]),
+    ("narrow: object collectives are collectives too", """
+     def push(blobs, dst, pack_grp=None):
+         if pack_grp is None:
+             return []
+         dist.gather_object(blobs, None, dst=dst, group=pack_grp)
+         dist.all_gather_object([None], blobs, pack_grp)
+     """, [("PG103", 2)]),
     ("narrow: continue in a loop", """
      def f(ts, g=None):
          for t in ts:

@@ -113,6 +113,15 @@ CASES = [
          dist.gather_object(blobs, None, dst=dst, group=pack_grp)
          dist.all_gather_object([None], blobs, pack_grp)
      """, [("PG103", 2)]),
+    ("split: a None test in a guard and a size early exit inside read as the guard", """
+     def gather_all(items, ep_group=None, fused=True):
+         if fused and ep_group is not None:
+             n = dist.get_world_size(ep_group)
+             for item in items:
+                 if n == 1:
+                     continue
+                 dist.all_gather([item] * n, item, group=ep_group)
+     """, [("PG101", 2)]),
     ("narrow: continue in a loop", """
      def f(ts, g=None):
          for t in ts:
@@ -766,6 +775,38 @@ CASES = [
          if grp is not None:
              dist.all_reduce(loss, op=dist.ReduceOp.AVG, group=grp)
      """, [("PG103", 3)]),
+    ("none: the size is the world's when the group is None: None is the world", """
+     class Strategy:
+         def __init__(self):
+             self.n_all = dist.get_world_size()
+         def mean(self, t, group=None):
+             n = dist.get_world_size(group) if group is not None else self.n_all
+             t /= n
+             dist.all_reduce(t, group=group)
+         def total(self, t, group=None):
+             n = dist.get_world_size(group) if group is not None else self.world_size
+             dist.all_reduce(t, group=group)
+             return n
+     """, []),
+    ("none: a parameter given the world when None, then kept on self, is never None", """
+     class Loader:
+         def __init__(self, grp=None):
+             if grp is None:
+                 grp = dist.GroupMember.WORLD
+             self.grp = grp
+         def run(self, items):
+             if dist.get_world_size(self.grp) <= 1:
+                 return items
+             dist.all_gather_object([None], items, group=self.grp)
+     """, []),
+    ("none: 'defaults to the whole world' in the docstring", """
+     def plan(meta, grp=None):
+         \'\'\'grp: the group to spread work over. Defaults to the whole world.\'\'\'
+         n = dist.get_world_size(group=grp)
+         if n <= 1:
+             return None
+         dist.all_gather_object([None] * n, meta, group=grp)
+     """, []),
     ("none: documented as absent", """
      def f(t, ep_group=None):
          '''ep_group: None when there is no expert parallelism.'''
@@ -1060,6 +1101,13 @@ CASES = [
              x = _Split.apply(x, 2, tp_group)
          return x
      """, [("PG103", 12)]),
+    ("calls: groups in a table of dicts, the test and the call spelled differently", """
+     def reduce_tracker(tracker):
+         for name in tracker:
+             values = tracker[name]["values"]
+             if tracker[name].get("avg_group") is not None:
+                 dist.all_reduce(values, group=tracker[name]["avg_group"])
+     """, [("PG103", 4)]),
     ("calls: helper guarded by all callers", """
      def _reduce(t, group):
          dist.all_reduce(t, group=group)

@@ -13,7 +13,7 @@ from bot.analyze.context import Context
 from bot.analyze.names import dotted, leaf_name
 from bot.analyze.returns import returned_test
 from bot.analyze.source import child_blocks
-from bot.analyze.terms import Null, is_none
+from bot.analyze.terms import Null, is_none, none_test
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 _COMMENT = re.compile(r"#(.*)$")
@@ -24,7 +24,7 @@ _WORLD_DOC = re.compile(
     re.I,
 )
 # numpy style with no None: "process_group : ProcessGroup, default = world group", "defaults to the global group"
-_WORLD_DEFAULT = re.compile(r"\bdefaults?\b\s*(?:[=:]|to|is)?\s*(?:the\s+)?(?:world|global)\b", re.I)
+_WORLD_DEFAULT = re.compile(r"\bdefaults?\b\s*(?:[=:]|to|is)?\s*(?:the\s+)?(?:whole\s+|entire\s+)?(?:world|global)\b", re.I)
 _GETATTR_NONE = re.compile(r"getattr\(\s*self\s*,\s*[\"'](\w+)[\"']\s*,\s*None\s*\)")
 # None documented as "no parallelism" ("If None, no model parallelism is set").
 _ABSENT_DOC = re.compile(r"\bNone\b[^.\n]{0,60}\b(no|not|disabled|without|absent|skip|single)\b", re.I)
@@ -396,7 +396,7 @@ def _optional_attributes(klass: ClassInfo) -> set[str]:
             if annotated or _may_be_none(item.value, set()):
                 attrs.update(f"self.{t.id}" for t in _targets(item) if isinstance(t, ast.Name))
     for method in klass.methods.values():
-        params = optional_params(method.node)
+        params = optional_params(method.node) - _filled_in(method.node)
         for node in _statements(method.node.body):
             if isinstance(node, (ast.Assign, ast.AnnAssign)):
                 annotated = isinstance(node, ast.AnnAssign) and optional_annotation(node.annotation)
@@ -406,6 +406,29 @@ def _optional_attributes(klass: ClassInfo) -> set[str]:
                         if text and text.startswith("self."):
                             attrs.add(text)
     return attrs
+
+
+def _filled_in(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Names the function gives a value when they are None (`if grp is None: grp = dist.group.WORLD`,
+    `grp = grp or WORLD`, `grp = X if grp is None else grp`): an attribute set from them later is never None."""
+    filled: set[str] = set()
+    for node in _statements(function.body):
+        if isinstance(node, ast.If):
+            test = none_test(node.test)
+            if test is not None and test.is_none and isinstance(test.target, ast.Name):
+                name = test.target.id
+                if any(isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in s.targets)
+                       and not _may_be_none(s.value, set()) for s in node.body):
+                    filled.add(name)
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name, value = node.targets[0].id, node.value
+            if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or) and \
+                    isinstance(value.values[0], ast.Name) and value.values[0].id == name:
+                if not _may_be_none(value.values[-1], set()):
+                    filled.add(name)
+            elif isinstance(value, ast.IfExp) and not _may_be_none(value, {name}):
+                filled.add(name)
+    return filled
 
 
 def _may_be_none(value: ast.expr | None, optional_names: set[str]) -> bool:

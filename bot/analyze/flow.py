@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 
 from bot.analyze.context import Collective
 from bot.analyze.env import FunctionInfo, ModuleEnv
-from bot.analyze.names import dict_entry, dotted, leaf_name
+from bot.analyze.names import dict_entry, dotted, indexed, leaf_name
 from bot.analyze.scan import GROUP_NAME
 from bot.analyze.terms import (
     UNREACHABLE,
@@ -526,7 +526,10 @@ class Walker:
             return f"{base}.{node.args[1].value}" if base is not None else None
         held = dict_entry(node)
         if held is not None:  # `d["tp_group"]` and `d.get("tp_group")` are one key, spelled as the None-safe get
-            base = self.canon(held[0], s)
+            table = indexed(held[0])  # `tracker[name]["avg_group"]`: the entry `name` of a table of dicts
+            base = self.canon(held[0] if table is None else table[0], s)
+            if base is not None and table is not None:
+                base = f"{base}[{table[1]}]"
             return f"{base}.get({held[1]!r})" if base is not None else None
         text = dotted(node)
         if text is None:

@@ -35,6 +35,8 @@ class ModuleFacts:
     sites: Sites
     walked: set[int] = field(default_factory=set)  # ids of function nodes walked
     group_keys: frozenset[str] = frozenset()  # dotted texts passed as a group somewhere in the file
+    # id of a function node -> the keys it counts the world for when None (bot.analyze.verdicts), found once
+    world_when_none: dict[int, frozenset[str]] = field(default_factory=dict)
 
 
 def analyze_module(ctx: Context) -> ModuleFacts:

@@ -116,7 +116,8 @@ def dotted(node: ast.AST) -> str | None:
 
 
 def dict_entry(node: ast.AST) -> tuple[ast.expr, str] | None:
-    """`d["k"]` or `d.get("k")` (`d.get("k", None)`) on a name or attribute: (d, "k"); else None."""
+    """`d["k"]` or `d.get("k")` (`d.get("k", None)`) on a name or attribute, or on one entry of a table of them
+    (`tracker[name]["k"]`): (d, "k"); else None."""
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
         base, key = node.value, node.slice.value
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
@@ -125,7 +126,19 @@ def dict_entry(node: ast.AST) -> tuple[ast.expr, str] | None:
         base, key = node.func.value, node.args[0].value
     else:
         return None
-    return (base, key) if isinstance(base, (ast.Name, ast.Attribute)) else None
+    return (base, key) if isinstance(base, (ast.Name, ast.Attribute)) or indexed(base) is not None else None
+
+
+def indexed(node: ast.AST) -> tuple[ast.expr, str] | None:
+    """`tracker[name]` / `tables[0]` on a name or attribute: (tracker, "name"); else None."""
+    if not isinstance(node, ast.Subscript) or not isinstance(node.value, (ast.Name, ast.Attribute)):
+        return None
+    index = node.slice
+    if isinstance(index, ast.Name):
+        return node.value, index.id
+    if isinstance(index, ast.Constant) and isinstance(index.value, (int, str)):
+        return node.value, repr(index.value)
+    return None
 
 
 def leaf_name(key: str) -> str:

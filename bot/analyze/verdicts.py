@@ -14,10 +14,10 @@ from functools import cached_property
 from bot.analyze.env import FunctionInfo
 from bot.analyze.flow import Atom, CallSite, ChainSite, Check, CollectiveSite, Facts, Sites, State, Walker
 from bot.analyze.module import ModuleFacts
-from bot.analyze.names import leaf_name
+from bot.analyze.names import dotted, leaf_name
 from bot.analyze.scan import PROCESS_GROUP_NAME
 from bot.analyze.slicing import HELPER_LEVELS
-from bot.analyze.terms import Null, SizeOf, is_none
+from bot.analyze.terms import Null, SizeOf, is_none, none_test
 from bot.model import Confidence
 
 
@@ -39,6 +39,13 @@ class Split:
     site: CollectiveSite
     none: Check
     size: Check
+
+    @property
+    def negated(self) -> bool:
+        """Reported as an early exit (PG102) only when both tests are exits (`if g is None: return` then
+        `if ws(g) == 1: return`); tests that read both ways (`if g is None: return` then `if ws(g) > 1:`, or
+        `if ... and g is not None:` then `if n == 1: continue` inside) are a guard (PG101)."""
+        return self.none.negated and self.size.negated
 
 
 @dataclass(frozen=True)
@@ -147,7 +154,7 @@ def decide(module: ModuleFacts) -> Verdicts:
         if site.separate or (f.null != Null.MAYBE and not documented) or site.collective.family == "wrapper":
             continue  # (a wrapper's body is elsewhere: what it does with None is unknown)
         if site.world_fallback or _owner(module, site.key, site.function) in world or \
-                module.env.world_documented(site.key, site.function):
+                _none_is_world(module, site.key, site.function):
             continue
         guarded_by_callers = _guarded_by_callers(module, site, callers)
         if guarded_by_callers or _sized_as_world(module, site):
@@ -189,7 +196,7 @@ def _size_only(v: Verdicts, site: CollectiveSite, f: Facts, world: set[str]) -> 
     module = v.module
     assert site.key is not None
     if f.null not in (Null.MAYBE, Null.NONE) or site.separate or _owner(module, site.key, site.function) in world \
-            or module.env.world_documented(site.key, site.function):
+            or _none_is_world(module, site.key, site.function):
         return
     for c in sorted(f.size, key=_pos):
         via = c.term.via if isinstance(c.term, SizeOf) else None
@@ -361,8 +368,8 @@ def _absent_evidence(module: ModuleFacts) -> dict[str, set[str]]:
     sites = [*sites, *((k, f, c.function) for c in module.sites.calls.values() if id(c.callee.node) in helpers
                        for k, f in c.groups.items() if k in c.arguments.values() or k.startswith("self."))]
     for key, facts, function in sites:
-        if facts.nonnull or facts.pred:
-            owner = _owner(module, key, function)
+        if (facts.nonnull or facts.pred) and not _world_sized_when_none(module, key, function):
+            owner = _owner(module, key, function)  # (a None test whose other side counts the world is no evidence)
             found.setdefault(leaf_name(key), set()).add(owner)
     return found
 
@@ -408,6 +415,54 @@ def _left_none(module: ModuleFacts, call: CallSite) -> Iterator[str]:
     for name, default in defaults.items():
         if is_none(default) and is_none(passed.get(name, default)):
             yield name
+
+
+def _none_is_world(module: ModuleFacts, key: str, function: FunctionInfo | None) -> bool:
+    """None is the world for this key here: the docs or a comment say so, or the function counts the world when
+    the group is None (`n = ws(g) if g is not None else self.world_size`)."""
+    return module.env.world_documented(key, function) or _world_sized_when_none(module, key, function)
+
+
+_WORLD_SIZE_NAMES = frozenset({"world_size", "_world_size", "global_world_size"})
+
+
+def _world_sized_when_none(module: ModuleFacts, key: str, function: FunctionInfo | None) -> bool:
+    if function is None:
+        return False
+    keys = module.world_when_none.get(id(function.node))
+    if keys is None:
+        keys = module.world_when_none[id(function.node)] = frozenset(_world_counted_when_none(module, function))
+    return key in keys
+
+
+def _world_counted_when_none(module: ModuleFacts, function: FunctionInfo) -> Iterator[str]:
+    """Keys the function sizes by the world when they are None (`ws(g) if g is not None else self.world_size`)."""
+    for node in ast.walk(function.node):
+        if not isinstance(node, ast.IfExp):
+            continue
+        test = none_test(node.test)
+        key = dotted(test.target) if test is not None else None
+        if test is None or key is None:
+            continue
+        when_none = node.body if test.is_none else node.orelse
+        held = dotted(when_none)
+        if _is_world_size(module, when_none) or leaf_name(held or "") in _WORLD_SIZE_NAMES:
+            yield key  # `dist.get_world_size()` (no group: the world's), `self.world_size`
+        elif held is not None and _holds_world_size(module, function, held):
+            yield key  # `self.n_all`, set to `dist.get_world_size()`
+
+
+def _is_world_size(module: ModuleFacts, node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and module.ctx.comm_function(node) == "get_world_size" \
+        and module.ctx.world_size_group(node) is None
+
+
+def _holds_world_size(module: ModuleFacts, function: FunctionInfo, name: str) -> bool:
+    """``name`` (a local, or `self.x` anywhere in the class) is set to the world's size."""
+    klass = module.env.class_of(function) if name.startswith("self.") else None
+    scope: ast.AST = klass.node if klass is not None else function.node
+    return any(isinstance(n, ast.Assign) and _is_world_size(module, n.value)
+               and any(dotted(t) == name for t in n.targets) for n in ast.walk(scope))
 
 
 # rules.yaml `absent_groups`: names of groups for which None means "this dimension is absent" in this project.
@@ -589,7 +644,7 @@ def _through_callers(module: ModuleFacts, reaches: list[Reach], callers: dict[in
             f = call.groups.get(key)
             if f is None or f.null != Null.MAYBE or f.nonnull or f.size or f.pred or call.separate:
                 continue
-            if _owner(module, key, call.function) in world or module.env.world_documented(key, call.function):
+            if _owner(module, key, call.function) in world or _none_is_world(module, key, call.function):
                 continue
             evidence = _evidence(module, key, call.function, absent)
             if evidence is None:

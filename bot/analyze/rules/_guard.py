@@ -44,7 +44,7 @@ def _fallback(term: SizeOf | None) -> int | None:
 def report_split(r: Reporter, rule: Rule, split: Split) -> None:
     compare = split.size.compare
     assert compare is not None and split.site.key is not None
-    negated = split.size.negated
+    negated = split.negated
     first = min((split.none.node, split.size.node), key=lambda n: (n.lineno, n.col_offset))
     safe = split.none is split.size  # one test of a size that is 1 when the group is None
     text = r.text(split.size.node) if safe else f"{r.text(split.none.node)} ... {r.text(split.size.node)}"

@@ -177,5 +177,5 @@ def check(r: Reporter) -> None:
         if not pair.negated and not v.in_copy(pair.chain.node):
             report_pair(r, RULE, pair)
     for split in v.splits:
-        if not split.size.negated:
+        if not split.negated:
             report_split(r, RULE, split)

@@ -159,5 +159,5 @@ def check(r: Reporter) -> None:
         if pair.negated and not v.in_copy(pair.chain.node):
             report_pair(r, RULE, pair)
     for split in v.splits:
-        if split.size.negated:
+        if split.negated:
             report_split(r, RULE, split)

@@ -82,6 +82,17 @@ RULE = Rule(
         ),
     ),
     valid=(
+        # the size counts the world when the group is None: None is the world here, as a docstring could say
+        "import torch.distributed as dist\n"
+        "class Strategy:\n"
+        "    def __init__(self):\n"
+        "        self.n_all = dist.get_world_size()\n"
+        "    def mean(self, t, group=None):\n"
+        "        t /= dist.get_world_size(group) if group is not None else self.n_all\n"
+        "        dist.all_reduce(t, group=group)\n"
+        "    def peek(self, t, group=None):\n"
+        "        if group is not None:\n"
+        "            dist.barrier(group=group)\n",
         "import deepspeed.comm as dist\n"
         "def reduce(t, tp_group):\n"
         "    dist.all_reduce(t, group=tp_group)\n",

@@ -1108,6 +1108,18 @@ CASES = [
              if tracker[name].get("avg_group") is not None:
                  dist.all_reduce(values, group=tracker[name]["avg_group"])
      """, [("PG103", 4)]),
+    ("calls: a collective chosen into a local, then called with the group", """
+     from .comm import all_reduce_raw, reduce_scatter_raw
+     def finish(grad, process_group=None, sequence_parallel=False):
+         if process_group is not None:
+             reduce_fn = reduce_scatter_raw if sequence_parallel else all_reduce_raw
+             grad, handle = reduce_fn(grad, process_group, async_op=True)
+         return grad
+     def finish_world(t, pg=None):
+         op = dist.all_reduce
+         if pg is not None:
+             op(t, group=pg)
+     """, [("PG103", 3), ("PG103", 9)]),
     ("calls: helper guarded by all callers", """
      def _reduce(t, group):
          dist.all_reduce(t, group=group)

@@ -208,6 +208,8 @@ class Walker:
         self.attribute_sizes: list[tuple[str, SizeTerm | None]] | None = None
         self._origins: dict[str, Facts] = {}
         self.partials: dict[str, Collective] = {}  # local name -> the collective a `functools.partial` bound to it runs
+        # local name -> the collectives it names (`reduce_fn = reduce_scatter_raw if sp else all_reduce_raw`)
+        self.chosen: dict[str, tuple[ast.expr, ...]] = {}
         klass = env.class_of(function) if function is not None else None
         self.summary = summaries.get(id(klass.node)) if klass is not None else None
 
@@ -420,6 +422,12 @@ class Walker:
             return
         if text in self.partials and not (isinstance(value, ast.Call) and self.ctx.partial_collective(value)):
             del self.partials[text]  # rebound to something else
+        if isinstance(target, ast.Name):
+            options = self._collectives_named(value)
+            if options:
+                self.chosen[text] = options
+            else:
+                self.chosen.pop(text, None)
         # Read the value in the state before the target is killed: `g = g or WORLD` reads the old g.
         null, copied, world = self.value_null(value, s)
         term = self.term(value, s)
@@ -857,6 +865,22 @@ class Walker:
                 elif isinstance(child, ast.comprehension):
                     self._expr(child.iter, s, stmt)
 
+    def _collectives_named(self, value: ast.expr) -> tuple[ast.expr, ...]:
+        """The collectives a value names, uncalled: `dist.all_reduce`, `a if sp else b` (those of its branches that
+        are). (In-file helpers named so are not followed: the text index does not find the calls of such a local.)"""
+        branches = (value.body, value.orelse) if isinstance(value, ast.IfExp) else (value,)
+        return tuple(b for b in branches if isinstance(b, (ast.Name, ast.Attribute))
+                     and self.ctx.collective(ast.Call(func=b, args=[], keywords=[])) is not None)
+
+    def _chosen_run(self, call: ast.Call) -> Collective | None:
+        """The collective a call of such a local runs, with this call's arguments."""
+        options = self.chosen.get(call.func.id) if isinstance(call.func, ast.Name) else None
+        for option in options or ():
+            coll = self.ctx.collective(ast.Call(func=option, args=call.args, keywords=call.keywords))
+            if coll is not None:
+                return coll
+        return None
+
     def _partial_run(self, call: ast.Call) -> Collective | None:
         """The collective a named `functools.partial` runs at this call: `red(t)` after
         `red = partial(dist.all_reduce, group=g)`, or `communicate(grads, red)`, handed to a helper that runs it."""
@@ -875,7 +899,7 @@ class Walker:
         coll = self._partial_run(call)
         partial = coll is not None
         if coll is None:
-            coll = ctx.collective(call)
+            coll = ctx.collective(call) or self._chosen_run(call)
         if coll is None:
             coll = ctx.partial_collective(call)
             partial = coll is not None

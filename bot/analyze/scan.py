@@ -56,6 +56,18 @@ def _starts(text: str, hits: Iterable[tuple[int, int]], uses: bool) -> list[int]
     return sorted({start for start, end in hits if not uses or _used(text, start, end)})
 
 
+def _bound(text: str, hits: Iterable[tuple[int, int]]) -> set[str]:
+    names: set[str] = set()
+    for start, end in hits:
+        if _CALLED.match(text, end):
+            continue
+        line = text.rfind("\n", 0, start) + 1
+        m = _BINDING.match(text, line)
+        if m is not None and m.end() <= start:
+            names.add(m.group(1))
+    return names
+
+
 class Words:
     """Whole-word occurrences of a fixed set of identifiers, as `\\b(?:a|b|c)\\b` would find them. Only the
     words that contain no other word are searched for (`reduce` finds `all_reduce` and `reduce_scatter` too);
@@ -77,10 +89,11 @@ class Words:
         attribute of `self`, a keyword argument, a comment or prose in a string."""
         return _starts(text, self._hits(text), uses)
 
-    def uses_and_aliases(self, text: str) -> tuple[list[int], bool]:
-        """``offsets(text, uses=True)``, and whether a word is imported under another name (`... as ws`)."""
+    def uses_and_aliases(self, text: str) -> tuple[list[int], bool, set[str]]:
+        """``offsets(text, uses=True)``, whether a word is imported under another name (`... as ws`), and the
+        locals bound to a word (``bound``), from one search."""
         hits = list(self._hits(text))
-        return _starts(text, hits, True), any(_AS.match(text, end) for _, end in hits)
+        return _starts(text, hits, True), any(_AS.match(text, end) for _, end in hits), _bound(text, hits)
 
     def _hits(self, data: str | bytes) -> Iterator[tuple[int, int]]:
         words: frozenset[str] | frozenset[bytes] = self._set_bytes if isinstance(data, bytes) else self._set
@@ -93,6 +106,11 @@ class Words:
                 if data[start:end] in words:
                     yield start, end
 
+    def bound(self, text: str) -> set[str]:
+        """Local names bound to one of the words as a value (`fn = dist.all_reduce`, `reduce_fn = reduce_scatter_raw
+        if sp else all_reduce_raw`): calling them runs it, so their calls matter as the word's would."""
+        return _bound(text, self._hits(text))
+
     def __contains__(self, word: object) -> bool:
         return word in self._set
 
@@ -101,6 +119,8 @@ class Words:
 
 
 _AS = re.compile(r"[ \t]+as\b")
+_CALLED = re.compile(r"[ \t]*\(")
+_BINDING = re.compile(r"[ \t]*(\w+)[ \t]*=(?!=)")  # `name = ` at the start of a line
 _TAIL = re.compile(r"\w*")
 _TAIL_BYTES = re.compile(rb"\w*")
 

@@ -44,14 +44,17 @@ class ParsedSource:
     _called: dict[str, set[int]] = field(default_factory=dict)
 
     def find_hot(self, words: Words, wrappers: Sequence[str] = ()) -> bool:
-        """Set ``hot_lines``: where a hot word is used as a function, a group's size is asked, or a wrapper
-        (bot.analyze.context) is called with a group. Returns whether a hot word is imported under another name
+        """Set ``hot_lines``: where a hot word is used as a function (or a local bound to one is called), a group's
+        size is asked, or a wrapper (bot.analyze.context) is called with a group. Returns whether a hot word is imported under another name
         (then its lines are found by that name)."""
-        offsets, aliased = words.uses_and_aliases(self.text)
+        offsets, aliased, bound = words.uses_and_aliases(self.text)
         found = {*offsets, *group_sizes(self.text)}
         if wrappers:  # with a group it is that group's collective; without, the world's (a None branch's fallback)
             found.update(Words(wrappers).offsets(self.text, uses=True))
+            bound |= Words(wrappers).bound(self.text)
         self.hot_lines = self.lines_at(sorted(found))
+        if bound:  # `reduce_fn = reduce_scatter_raw if sp else all_reduce_raw`, then `reduce_fn(x, group)`
+            self.hot_lines = sorted({*self.hot_lines, *self.call_lines(bound)})
         return aliased
 
     def lines_at(self, offsets: Iterable[int]) -> list[int]:

@@ -64,3 +64,19 @@ def test_calls_with_group_need_a_group_among_the_arguments() -> None:
     text = "a = all_gather_raw(t, self.process_group)\nb = all_gather_raw(t, n)\nc = all_gather_raw(\n    t,\n    pg=g)\n"
     found = calls_with_group(text, Words(["all_gather_raw"]))
     assert [text.count("\n", 0, o) + 1 for o in found] == [1, 3]
+
+
+def test_names_bound_to_a_word_as_a_value() -> None:
+    """`fn = dist.all_reduce` and `fn = a if flag else b` bind `fn`; a call, a keyword or a flag does not."""
+    words = Words({"all_reduce", "reduce_scatter_raw", "all_reduce_raw"})
+    text = (
+        "op = dist.all_reduce\n"
+        "    reduce_fn = reduce_scatter_raw if sp else all_reduce_raw\n"
+        "out = all_reduce(t)\n"
+        "f(all_reduce=True)\n"
+        "self.all_reduce = flag\n"
+    )
+    assert words.bound(text) == {"op", "reduce_fn"}
+    uses, aliased, bound = words.uses_and_aliases(text)
+    assert bound == {"op", "reduce_fn"} and not aliased
+    assert [text.count("\n", 0, u) + 1 for u in uses] == [1, 3]

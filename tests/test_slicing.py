@@ -132,7 +132,7 @@ def _cut(text: str) -> str | None:
 
     parsed = parse(text, None)
     hot = ParsedSource(text=text, tree=parsed.tree, lines=parsed.lines)
-    offsets, _ = _prefilter_for(CONFIG).words.uses_and_aliases(text)
+    offsets, _, _ = _prefilter_for(CONFIG).words.uses_and_aliases(text)
     hot.hot_lines = hot.lines_at(offsets)
     return sliced(text, parsed.lines, hot.hot_lines, hot.call_lines)
 

@@ -76,7 +76,6 @@ def test_names_bound_to_a_word_as_a_value() -> None:
         "f(all_reduce=True)\n"
         "self.all_reduce = flag\n"
     )
-    assert words.bound(text) == {"op", "reduce_fn"}
     uses, aliased, bound = words.uses_and_aliases(text)
     assert bound == {"op", "reduce_fn"} and not aliased
     assert [text.count("\n", 0, u) + 1 for u in uses] == [1, 3]

@@ -134,6 +134,11 @@ class Context:
         probe = ast.Call(func=target, args=call.args[1:], keywords=call.keywords)
         return self.collective(probe)
 
+    def is_world_size(self, node: ast.AST) -> bool:
+        """`get_world_size()` of a comm module with no group: the world's size."""
+        return isinstance(node, ast.Call) and self.comm_function(node) == "get_world_size" \
+            and self.world_size_group(node) is None
+
     def world_size_group(self, node: ast.AST) -> ast.expr | None:
         """The group of `get_world_size(group=g)` / `get_world_size(g)`; None without a group or if not comm."""
         if not isinstance(node, ast.Call):

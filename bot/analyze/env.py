@@ -347,17 +347,26 @@ _ENTRY = re.compile(r"\s*[*\w`]+\s*(?:\([^)]*\))?\s*:(?!:)")
 
 
 def optional_params(function: FunctionNode) -> set[str]:
+    """Parameters that can be None: defaulting to it, or annotated Optional."""
+    args = function.args
+    names = none_defaults(function)
+    for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+        if arg.annotation is not None and optional_annotation(arg.annotation):
+            names.add(arg.arg)
+    return names
+
+
+def none_defaults(function: FunctionNode) -> set[str]:
+    """Parameters whose default is None (defaults belong to the last positional ones; a keyword-only one without a
+    default has None in `kw_defaults`, which is no default)."""
     args = function.args
     positional = [*args.posonlyargs, *args.args]
     names: set[str] = set()
     for arg, default in zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True):
         if is_none(default):
             names.add(arg.arg)
-    for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults, strict=True):  # None: no default
+    for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
         if kw_default is not None and is_none(kw_default):
-            names.add(arg.arg)
-    for arg in [*positional, *args.kwonlyargs]:
-        if arg.annotation is not None and optional_annotation(arg.annotation):
             names.add(arg.arg)
     return names
 

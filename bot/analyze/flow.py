@@ -592,7 +592,7 @@ class Walker:
                     if key is not None:
                         return SizeOf(key, None)
                 return Separate("len", "len(...)")
-            if self.ctx.comm_function(node) == "get_world_size":
+            if self.ctx.comm_function(node) == "get_world_size":  # (its group, if any, was asked above)
                 return Separate("world", "get_world_size()")  # no group: the world size, not a group's
             return Separate("getter", name) if _SIZE_LIKE.search(name.rpartition(".")[2]) else None
         if isinstance(node, (ast.Name, ast.Attribute)):

@@ -91,7 +91,8 @@ class Words:
 
     def uses_and_aliases(self, text: str) -> tuple[list[int], bool, set[str]]:
         """``offsets(text, uses=True)``, whether a word is imported under another name (`... as ws`), and the
-        locals bound to a word (``bound``), from one search."""
+        local names bound to a word as a value (`fn = dist.all_reduce`, `reduce_fn = reduce_scatter_raw if sp else
+        all_reduce_raw`: calling them runs it), from one search."""
         hits = list(self._hits(text))
         return _starts(text, hits, True), any(_AS.match(text, end) for _, end in hits), _bound(text, hits)
 
@@ -105,11 +106,6 @@ class Words:
                 end = tail.match(data, m.end()).end()  # type: ignore[union-attr, arg-type]
                 if data[start:end] in words:
                     yield start, end
-
-    def bound(self, text: str) -> set[str]:
-        """Local names bound to one of the words as a value (`fn = dist.all_reduce`, `reduce_fn = reduce_scatter_raw
-        if sp else all_reduce_raw`): calling them runs it, so their calls matter as the word's would."""
-        return _bound(text, self._hits(text))
 
     def __contains__(self, word: object) -> bool:
         return word in self._set

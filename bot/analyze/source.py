@@ -50,8 +50,9 @@ class ParsedSource:
         offsets, aliased, bound = words.uses_and_aliases(self.text)
         found = {*offsets, *group_sizes(self.text)}
         if wrappers:  # with a group it is that group's collective; without, the world's (a None branch's fallback)
-            found.update(Words(wrappers).offsets(self.text, uses=True))
-            bound |= Words(wrappers).bound(self.text)
+            called, _, bound_too = Words(wrappers).uses_and_aliases(self.text)
+            found.update(called)
+            bound |= bound_too
         self.hot_lines = self.lines_at(sorted(found))
         if bound:  # `reduce_fn = reduce_scatter_raw if sp else all_reduce_raw`, then `reduce_fn(x, group)`
             self.hot_lines = sorted({*self.hot_lines, *self.call_lines(bound)})

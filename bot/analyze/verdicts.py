@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from bot.analyze.env import FunctionInfo
+from bot.analyze.env import FunctionInfo, none_defaults
 from bot.analyze.flow import Atom, CallSite, ChainSite, Check, CollectiveSite, Facts, Sites, State, Walker
 from bot.analyze.module import ModuleFacts
 from bot.analyze.names import dotted, leaf_name
@@ -100,15 +100,25 @@ class Verdicts:
     copies: list[Copy] = field(default_factory=list)
 
     @cached_property
+    def sides(self) -> dict[int, dict[bool, set[tuple[str, str | None]]]]:
+        """Per branch test, the communication on each outcome: (collective or communicating helper, group key)."""
+        return _sides(self.module)
+
+    @cached_property
     def both_ways(self) -> set[int]:
         """Tests after which the same group communicates whichever way they go (`if not overlap or ws(g) == 1:
         all_to_all(x, g) else: chunked all_to_all(x, g)`): a size there picks how to communicate, not whether."""
-        sides: dict[tuple[int, str], set[bool]] = {}
-        for site in self.module.sites.collectives.values():
-            if site.key is not None:
-                for test, outcome in site.path:
-                    sides.setdefault((test, site.key), set()).add(outcome)
-        return {test for (test, _), seen in sides.items() if len(seen) == 2}
+        return {test for test, seen in self.sides.items() if len(seen) == 2
+                and {k for _, k in seen[True] if k is not None} & {k for _, k in seen[False] if k is not None}}
+
+    @cached_property
+    def dispatch(self) -> set[int]:
+        """Branch tests with different communication on each side (`if has_two_levels(cg): hierarchical() else:
+        flat()`): such a None test chooses how to communicate, it does not decide whether to. Communication that
+        one side shares with the other (a barrier on another group before an early return, and after the
+        collective on the other path) is common work, not a choice."""
+        return {test for test, seen in self.sides.items()
+                if len(seen) == 2 and not (seen[True] <= seen[False] or seen[False] <= seen[True])}
 
     @cached_property
     def copy_spans(self) -> list[tuple[int, int]]:
@@ -138,7 +148,7 @@ def decide(module: ModuleFacts) -> Verdicts:
     absent = _absent_evidence(module)
     world = _world_fallbacks(module)
     callers = _callers(module)
-    dispatch = _dispatch_tests(module)
+    dispatch = v.dispatch
     for site in module.sites.collectives.values():
         if site.key is None or site.facts is None:
             continue
@@ -258,11 +268,7 @@ def _none_only_callers(module: ModuleFacts, reaches: list[Reach], callers: dict[
             yield from (NoneOnly(r.site, c, key, call.function, call) for c in sorted(f.nonnull, key=_pos))
 
 
-def _dispatch_tests(module: ModuleFacts) -> set[int]:
-    """Branch tests with different communication on each side (`if has_two_levels(cg): hierarchical() else:
-    flat()`): such a None test chooses how to communicate, it does not decide whether to. Communication that one
-    side shares with the other (a barrier on another group before an early return, and after the collective
-    on the other path) is common work, not a choice."""
+def _sides(module: ModuleFacts) -> dict[int, dict[bool, set[tuple[str, str | None]]]]:
     sides: dict[int, dict[bool, set[tuple[str, str | None]]]] = {}
     communicating = _communicating(module)
     done = [*((c.path, (c.collective.name, c.key)) for c in module.sites.collectives.values()),
@@ -270,8 +276,7 @@ def _dispatch_tests(module: ModuleFacts) -> set[int]:
     for path, what in done:
         for test, outcome in path:
             sides.setdefault(test, {}).setdefault(outcome, set()).add(what)
-    return {test for test, seen in sides.items()
-            if len(seen) == 2 and not (seen[True] <= seen[False] or seen[False] <= seen[True])}
+    return sides
 
 
 _MESH_ONLY = re.compile(r"mesh", re.I)
@@ -402,18 +407,13 @@ def _world_fallbacks(module: ModuleFacts) -> set[str]:
 
 def _left_none(module: ModuleFacts, call: CallSite) -> Iterator[str]:
     """Parameters defaulting to None that the call leaves at None (omitted, or passed a literal None)."""
-    node, args = call.call, call.callee.node.args
+    node = call.call
     if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
         return  # `*xs` / `**kw` may bind them
-    positional = [a.arg for a in (*args.posonlyargs, *args.args)]
-    # defaults belong to the last positional parameters; every keyword-only one has an entry (None: no default)
-    defaults: dict[str, ast.expr | None] = dict(zip(positional[len(positional) - len(args.defaults):], args.defaults,
-                                                    strict=True))
-    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True))
     passed: dict[str | None, ast.expr] = {kw.arg: kw.value for kw in node.keywords}
     passed.update(zip(module.env.call_params(call.callee, node), node.args, strict=False))  # extra ones: *args
-    for name, default in defaults.items():
-        if is_none(default) and is_none(passed.get(name, default)):
+    for name in none_defaults(call.callee.node):
+        if name not in passed or is_none(passed[name]):
             yield name
 
 
@@ -446,22 +446,17 @@ def _world_counted_when_none(module: ModuleFacts, function: FunctionInfo) -> Ite
             continue
         when_none = node.body if test.is_none else node.orelse
         held = dotted(when_none)
-        if _is_world_size(module, when_none) or leaf_name(held or "") in _WORLD_SIZE_NAMES:
+        if module.ctx.is_world_size(when_none) or leaf_name(held or "") in _WORLD_SIZE_NAMES:
             yield key  # `dist.get_world_size()` (no group: the world's), `self.world_size`
         elif held is not None and _holds_world_size(module, function, held):
             yield key  # `self.n_all`, set to `dist.get_world_size()`
-
-
-def _is_world_size(module: ModuleFacts, node: ast.expr) -> bool:
-    return isinstance(node, ast.Call) and module.ctx.comm_function(node) == "get_world_size" \
-        and module.ctx.world_size_group(node) is None
 
 
 def _holds_world_size(module: ModuleFacts, function: FunctionInfo, name: str) -> bool:
     """``name`` (a local, or `self.x` anywhere in the class) is set to the world's size."""
     klass = module.env.class_of(function) if name.startswith("self.") else None
     scope: ast.AST = klass.node if klass is not None else function.node
-    return any(isinstance(n, ast.Assign) and _is_world_size(module, n.value)
+    return any(isinstance(n, ast.Assign) and module.ctx.is_world_size(n.value)
                and any(dotted(t) == name for t in n.targets) for n in ast.walk(scope))
 
 

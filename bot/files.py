@@ -163,15 +163,30 @@ def project_relative(file: Path, fallback: Path | None = None) -> str:
 def display_path(file: Path, relative_to: Path | None = None) -> str:
     """How a file is named in output: from ``relative_to`` (usually the current folder) when below it."""
     if relative_to is not None:
-        try:
-            return (_resolved(file.parent) / file.name).relative_to(_resolved(relative_to)).as_posix()
-        except ValueError:
-            pass
+        if os.sep != "/":  # pathlib knows each system's rules (case, drives)
+            try:
+                return (_resolved(str(file.parent)) / file.name).relative_to(_resolved(str(relative_to))).as_posix()
+            except ValueError:
+                return file.as_posix()
+        # Plain strings: every file of a run asks, twice (pathlib's relative_to, raising for each file outside
+        # the folder, was a twentieth of a whole-package check).
+        folder, name = os.path.split(os.fspath(file))
+        below, base = _real(folder), _real(os.fspath(relative_to))
+        if below == base:
+            return name
+        prefix = base if base.endswith("/") else f"{base}/"
+        if below.startswith(prefix):
+            return f"{below[len(prefix):]}/{name}"
     return file.as_posix()
 
 
 @functools.lru_cache(maxsize=4096)
-def _resolved(folder: Path) -> Path:
+def _real(folder: str) -> str:
     """A folder resolved once per run: every file in it asks (two realpath walks per file were a tenth of a
     whole-package check)."""
-    return folder.resolve()
+    return os.path.realpath(folder)
+
+
+@functools.lru_cache(maxsize=4096)
+def _resolved(folder: str) -> Path:
+    return Path(_real(folder))

@@ -15,7 +15,7 @@ import pytest
 
 from bot import files
 from bot.cli import main
-from bot.files import SourceError, SourcePath, iter_python_files, project_relative, read_source
+from bot.files import SourceError, SourcePath, display_path, iter_python_files, project_relative, read_source
 
 GUARDED = (
     "import deepspeed.comm as dist\n"
@@ -124,6 +124,25 @@ def test_a_file_that_grows_after_the_size_check_is_read_on_up_to_the_cap(tmp_pat
     assert read_source(file, max_bytes=4096) == b"#" * 3000
     with pytest.raises(SourceError, match="too large: more than 2048 bytes"):
         read_source(file, max_bytes=2048)
+
+
+def test_display_path_is_relative_below_the_folder_else_as_given(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "proj" / "pkg").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "proj")
+    proj = tmp_path / "proj"
+    assert display_path(proj / "pkg" / "m.py", proj) == "pkg/m.py"
+    assert display_path(proj / "m.py", proj) == "m.py"
+    assert display_path(tmp_path / "link" / "pkg" / "m.py", proj) == "pkg/m.py"  # folders are resolved
+    assert display_path(proj / "pkg" / "m.py", tmp_path / "link") == "pkg/m.py"
+    outside = tmp_path / "elsewhere" / "m.py"
+    assert display_path(outside, proj) == outside.as_posix()
+    # a sibling whose name starts like the folder's is not below it
+    assert display_path(tmp_path / "proj2" / "m.py", proj) == (tmp_path / "proj2" / "m.py").as_posix()
+    assert display_path(proj / "m.py") == (proj / "m.py").as_posix()
+    monkeypatch.chdir(proj)
+    assert display_path(Path("pkg/m.py"), Path.cwd()) == "pkg/m.py"
+    assert display_path(Path("m.py"), Path.cwd()) == "m.py"
 
 
 def test_project_relative_uses_the_nearest_marker_else_the_fallback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

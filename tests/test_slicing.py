@@ -156,3 +156,24 @@ def test_what_the_analysis_reads_elsewhere_is_kept() -> None:
             if needed in text:
                 assert needed in cut, (name, needed)
         assert "helper(" not in cut, name
+
+
+def test_a_method_called_through_another_object_does_not_keep_its_caller() -> None:
+    """Only calls the analysis can resolve to this file's functions (`f(...)`, `self.f(...)`, `cls.f(...)`)
+    make a caller matter; `self.module.forward(x)` runs some other object's method."""
+    text = HEAD + textwrap.dedent(f"""
+    class Layer:
+        def forward(self, t, group=None):
+            if group is not None:
+                dist.all_reduce(t, group=group)
+        def through_another(self, t):
+            self.module.forward(t)
+    {COLD}
+        def through_self(self, t):
+            self.forward(t)
+    {COLD}
+    """)
+    cut = _cut(text)
+    assert cut is not None
+    assert "def through_self" in cut and "self.forward(t)" in cut
+    assert "def through_another" not in cut and "self.module.forward(t)" not in cut

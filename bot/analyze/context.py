@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from bot.analyze.names import Names, dotted
 from bot.analyze.scan import GROUP_NAME, SIZE_HELPER, WRAPPER_NAME
@@ -41,8 +42,7 @@ _WORLD_SUFFIXES = ("group.WORLD", "GroupMember.WORLD", "_get_default_group", "ge
                    "_clone_world_group", "_WORLD")
 
 
-@dataclass(frozen=True)
-class Collective:
+class Collective(NamedTuple):
     name: str
     group: ast.expr | None  # the group argument as written (None when none is passed)
     family: str  # "c10d", "funcol", "nn", or "wrapper" (a project's function named for one: bot.analyze.scan)

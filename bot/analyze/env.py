@@ -8,6 +8,7 @@ import ast
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from bot.analyze.context import Context
 from bot.analyze.names import dotted, leaf_name
@@ -30,8 +31,7 @@ _GETATTR_NONE = re.compile(r"getattr\(\s*self\s*,\s*[\"'](\w+)[\"']\s*,\s*None\s
 _ABSENT_DOC = re.compile(r"\bNone\b[^.\n]{0,60}\b(no|not|disabled|without|absent|skip|single)\b", re.I)
 
 
-@dataclass(frozen=True)
-class FunctionInfo:
+class FunctionInfo(NamedTuple):
     node: FunctionNode
     qualname: str
     klass: ast.ClassDef | None

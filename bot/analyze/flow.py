@@ -18,7 +18,8 @@ import ast
 import bisect
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from bot.analyze.context import Collective
 from bot.analyze.env import FunctionInfo, ModuleEnv
@@ -42,8 +43,7 @@ _SIZE_LIKE = re.compile(r"size|world|degree|parallel|num_|ranks|(^|_)ws($|_)|(^|
 _MAX_DEPTH = 8  # how deep flags / local predicates are expanded into one another
 
 
-@dataclass(frozen=True)
-class Check:
+class Check(NamedTuple):
     """A test that established a fact on the path: ``node`` is the atomic test, ``test`` the whole condition it
     sits in, ``negated`` when the fact comes from that condition being False (an early exit, an else branch)."""
 
@@ -55,8 +55,7 @@ class Check:
     term: SizeTerm | None = None
 
 
-@dataclass(frozen=True)
-class Facts:
+class Facts(NamedTuple):
     null: Null
     nonnull: frozenset[Check] = frozenset()
     size: frozenset[Check] = frozenset()
@@ -106,8 +105,7 @@ class State:
 BOTTOM = State(bottom=True)
 
 
-@dataclass(frozen=True)
-class CollectiveSite:
+class CollectiveSite(NamedTuple):
     call: ast.Call
     collective: Collective
     key: str | None  # canonical key of the group argument (None: no group, or not a name/attribute)
@@ -122,8 +120,7 @@ class CollectiveSite:
     path: frozenset[tuple[int, bool]] = frozenset()
 
 
-@dataclass(frozen=True)
-class CallSite:
+class CallSite(NamedTuple):
     """A call of an in-file function, with the facts of every group key known there."""
 
     call: ast.Call
@@ -148,15 +145,13 @@ class Atom:
     term: SizeOf | None = None
 
 
-@dataclass(frozen=True)
-class ChainSite:
+class ChainSite(NamedTuple):
     node: ast.BoolOp
     atoms: tuple[Atom, ...]
     function: FunctionInfo | None
 
 
-@dataclass(frozen=True)
-class SizeQuery:
+class SizeQuery(NamedTuple):
     """A world-size query of a group (`get_world_size(g)`), with the facts of g there (evidence of what None
     means: authors check None before asking a size only where None means absent)."""
 
@@ -436,8 +431,8 @@ class Walker:
         self.kill(s, text)
         if isinstance(term, SizeOf):
             if term.when_none is None and self.facts(s, term.group).null == Null.NOT_NONE:
-                term = replace(term, when_none=UNREACHABLE)  # only ever computed for a present group
-            s.sizes[text] = replace(term, via=text)
+                term = term._replace(when_none=UNREACHABLE)  # only ever computed for a present group
+            s.sizes[text] = term._replace(via=text)
         elif term is not None:
             s.sizes[text] = term
         if self.attribute_sizes is not None and text.startswith("self."):
@@ -618,7 +613,7 @@ class Walker:
                     finally:
                         self.depth -= 1
                     if isinstance(held, SizeOf):
-                        return replace(held, via=text)
+                        return held._replace(via=text)
             leaf = (text or "").rpartition(".")[2]
             if isinstance(node, ast.Name) and self.function is not None and node.id in self.function.params:
                 return Separate("argument", node.id)  # a count the caller supplies (`tp_n > 1`, `shards == 1`)
@@ -641,7 +636,7 @@ class Walker:
             return None
         ctx, _, attr = key.partition(".")
         held = self.summary.ctx_sizes.get(attr) if ctx == self.function.params[0] else None
-        return replace(held, group=f"{ctx}.{held.group}", via=key) if held is not None else None
+        return held._replace(group=f"{ctx}.{held.group}", via=key) if held is not None else None
 
     # ================================================================ narrowing
 
@@ -982,7 +977,7 @@ def left_on_ctx(end: State, ctx: str) -> dict[str, SizeOf]:
         holder = term.group if term.group.startswith(prefix) else next(
             (a for a, b in end.same.items() if b == term.group and a.startswith(prefix)), None)
         if holder is not None:
-            out[key[len(prefix):]] = replace(term, group=holder[len(prefix):])
+            out[key[len(prefix):]] = term._replace(group=holder[len(prefix):])
     return out
 
 
@@ -992,7 +987,7 @@ def across_methods(term: SizeOf, s: State) -> SizeOf | None:
     if term.group.startswith("self."):
         return term
     owner = next((a for a, b in s.same.items() if b == term.group and a.startswith("self.")), None)
-    return replace(term, group=owner) if owner is not None else None
+    return term._replace(group=owner) if owner is not None else None
 
 
 # ==================================================================== joins

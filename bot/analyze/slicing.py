@@ -19,7 +19,7 @@ import bisect
 import itertools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from bot.analyze.scan import GROUP_NAME
 
@@ -43,8 +43,7 @@ def callable_name(name: str) -> bool:
     return not (name.startswith("__") and name.endswith("__"))
 
 
-@dataclass(frozen=True)
-class Chunk:
+class Chunk(NamedTuple):
     """A top-level function or a method of a top-level class, decorators included (1-based, inclusive)."""
 
     start: int

@@ -8,8 +8,8 @@ from __future__ import annotations
 import ast
 import operator
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import IntEnum
+from typing import NamedTuple
 
 # The sizes a comparison is evaluated at: non-member (-1), single rank (1), multi-rank (2 and 8).
 SIZES = (-1, 1, 2, 8)
@@ -44,8 +44,7 @@ def join_null(a: Null, b: Null) -> Null:
     return Null.UNKNOWN  # NOT_NONE with UNKNOWN
 
 
-@dataclass(frozen=True)
-class SizeOf:
+class SizeOf(NamedTuple):
     """The world size of ``group`` (a canonical group key). ``when_none`` is what the term is when the group is
     None: ``None`` for the WORLD size (an unguarded `get_world_size(g)`), an int for a fallback
     (`ws(g) if g is not None else 1`), or ``UNREACHABLE`` when it is only ever computed for a present group."""
@@ -69,8 +68,7 @@ class SizeOf:
 UNREACHABLE = -(10**9)  # sentinel for SizeOf.when_none: never evaluated when the group is None
 
 
-@dataclass(frozen=True)
-class Separate:
+class Separate(NamedTuple):
     """A size that is not the world size of a group the collective runs on: `len(partition_sizes)`, an argument,
     an mpu / parallel-state getter, arithmetic. Guards on it are out of scope."""
 
@@ -78,16 +76,14 @@ class Separate:
     text: str
 
 
-@dataclass(frozen=True)
-class Const:
+class Const(NamedTuple):
     value: int
 
 
 SizeTerm = SizeOf | Separate | Const
 
 
-@dataclass(frozen=True)
-class SizeCompare:
+class SizeCompare(NamedTuple):
     """`term op bound` that separates a single rank from many (with the term on the left)."""
 
     term: ast.expr
@@ -123,8 +119,7 @@ def evaluate_size_test(op: str, bound: int, size: int) -> bool:
     return fn(size, bound)
 
 
-@dataclass(frozen=True)
-class NoneTest:
+class NoneTest(NamedTuple):
     """`g is None` / `g == None` (``is_none``) or `g is not None` / `g != None`; `None is g` likewise."""
 
     target: ast.expr

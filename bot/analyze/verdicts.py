@@ -8,8 +8,9 @@ import ast
 import fnmatch
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 from bot.analyze.env import FunctionInfo, none_defaults
 from bot.analyze.flow import Atom, CallSite, ChainSite, Check, CollectiveSite, Facts, Sites, State, Walker
@@ -21,8 +22,7 @@ from bot.analyze.terms import Null, SizeOf, is_none, none_test
 from bot.model import Confidence
 
 
-@dataclass(frozen=True)
-class Pair:
+class Pair(NamedTuple):
     """A full guard inside one boolean chain: a None test and a size test of one group."""
 
     chain: ChainSite
@@ -31,8 +31,7 @@ class Pair:
     negated: bool  # an `or` chain: `g is None or size(g) == 1`
 
 
-@dataclass(frozen=True)
-class Split:
+class Split(NamedTuple):
     """A full guard spread over several tests (nested ifs, consecutive early exits, a flag), or one test of a
     None-safe size (``none is size``: the None test is in the size's definition)."""
 
@@ -48,8 +47,7 @@ class Split:
         return self.none.negated and self.size.negated
 
 
-@dataclass(frozen=True)
-class Copy:
+class Copy(NamedTuple):
     """A function, method, property or assigned lambda whose whole body is a full guard on ``key``."""
 
     name: str
@@ -67,8 +65,7 @@ class Copy:
         return self.function is not None and self.function.is_property
 
 
-@dataclass(frozen=True)
-class NoneOnly:
+class NoneOnly(NamedTuple):
     """A None test (``check``) is the only guard on the way to ``site``'s collective, on ``key`` as the function
     holding the check names it; ``call`` is the helper call in between when the collective is in a helper."""
 
@@ -79,8 +76,7 @@ class NoneOnly:
     call: CallSite | None = None
 
 
-@dataclass(frozen=True)
-class Unguarded:
+class Unguarded(NamedTuple):
     site: CollectiveSite
     confidence: Confidence
     evidence: tuple[str, ...]
@@ -247,7 +243,7 @@ def _calls_as_sites(module: ModuleFacts, reaches: list[Reach], callers: dict[int
             f = call.groups.get(key) if key is not None else None
             if key is None or f is None or not f.size:
                 continue
-            yield replace(r.site, key=key, facts=f, function=call.function, separate=call.separate,
+            yield r.site._replace(key=key, facts=f, function=call.function, separate=call.separate,
                           path=call.path, statement=call.statement or r.site.statement)
 
 
@@ -522,8 +518,7 @@ def _callers(module: ModuleFacts) -> dict[int, list[CallSite]]:
     return out
 
 
-@dataclass(frozen=True)
-class Reach:
+class Reach(NamedTuple):
     """`helper` runs ``site``'s collective on its own ``key`` (a parameter, or an attribute of self), directly or
     through further in-file helpers; ``*_inside``: what is tested on the way from the helper's entry."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bot.analyze.rules.base import Reporter, code_span
+from bot.analyze.terms import SizeOf
 from bot.model import Invalid, Rule, SizeOnlyPayload
 
 RULE = Rule(
@@ -142,7 +143,7 @@ def check(r: Reporter) -> None:
         )
         if compare.nonmember_bug:
             message += f"; {code_span(f'{compare.op} {compare.bound}')} also misjudges a non-member group (size -1)"
-        via = check.term.via if check.term is not None and hasattr(check.term, "via") else None
+        via = check.term.via if isinstance(check.term, SizeOf) else None
         r.report(
             RULE, r.span(check.node), message, site.function, group=group,
             kind="positive" if multi_when_true else "negative",

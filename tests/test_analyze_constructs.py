@@ -467,6 +467,68 @@ CASES = [
              if self.n > 1:
                  dist.all_reduce(t, group=self.g)
      """, [("PG101", 5)]),
+    ("size: cached on a module-level instance of a class here, bound under `global`", """
+     LAYOUT = None
+     class Layout:
+         def __init__(self, ranks):
+             self.col_grp = dist.new_group(ranks) if len(ranks) > 1 else None
+             self.col_n = dist.get_world_size(group=self.col_grp)
+     def init_layout(ranks):
+         global LAYOUT
+         LAYOUT = Layout(ranks)
+     def sum_cols(t):
+         if LAYOUT.col_n == 1:
+             return t
+         dist.all_reduce(t, group=LAYOUT.col_grp)
+     """, [("PG106", 10)]),
+    ("size: cached on a module-level instance bound at module level, read through a local", """
+     class Layout:
+         def __init__(self, grp=None):
+             self.grp = grp
+             self.n = dist.get_world_size(self.grp)
+     LAYOUT = Layout()
+     def sum_cols(t):
+         lay = LAYOUT
+         if lay.n > 1:
+             dist.all_reduce(t, group=lay.grp)
+     """, [("PG106", 8)]),
+    ("size: a module-level instance whose group is always built", """
+     class Layout:
+         def __init__(self, ranks):
+             self.grp = dist.new_group(ranks)
+             self.n = dist.get_world_size(self.grp)
+     LAYOUT = Layout([0])
+     def sum_cols(t):
+         if LAYOUT.n > 1:
+             dist.all_reduce(t, group=LAYOUT.grp)
+     """, []),
+    ("size: a name bound to instances of two classes is no one class's instance", """
+     class A:
+         def __init__(self, grp=None):
+             self.grp = grp
+             self.n = dist.get_world_size(self.grp)
+     class B:
+         def __init__(self):
+             self.grp = dist.new_group([0])
+             self.n = dist.get_world_size(self.grp)
+     LAYOUT = A()
+     def swap():
+         global LAYOUT
+         LAYOUT = B()
+     def sum_cols(t):
+         if LAYOUT.n > 1:
+             dist.all_reduce(t, group=LAYOUT.grp)
+     """, []),
+    ("size: a parameter named like the module-level instance shadows it", """
+     class Layout:
+         def __init__(self, grp=None):
+             self.grp = grp
+             self.n = dist.get_world_size(self.grp)
+     LAYOUT = Layout()
+     def sum_cols(t, LAYOUT):
+         if LAYOUT.n > 1:
+             dist.all_reduce(t, group=LAYOUT.grp)
+     """, []),
     # ---------------------------------------------------------------- guards however they are split
     ("guard: nested ifs", """
      def f(t, g=None):

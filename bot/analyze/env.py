@@ -80,6 +80,9 @@ class ModuleEnv:
     classes: dict[int, ClassInfo] = field(default_factory=dict)
     class_by_name: dict[str, ClassInfo] = field(default_factory=dict)
     optional_globals: set[str] = field(default_factory=set)
+    # module-level names only ever bound to an instance of one class of this file (or to None): `LAYOUT =
+    # Layout(ranks)`, at module level or under `global LAYOUT`; `LAYOUT.x` reads that class's `self.x`
+    singletons: dict[str, ClassInfo] = field(default_factory=dict)
     lambdas: dict[str, ast.Lambda] = field(default_factory=dict)  # module-level `name = lambda ...`
     comments: list[tuple[int, str]] = field(default_factory=list)
     _returned: dict[int, ast.expr | None] = field(default_factory=dict)
@@ -99,6 +102,8 @@ class ModuleEnv:
                             env.optional_globals.add(target.id)
                         if isinstance(stmt.value, ast.Lambda):
                             env.lambdas[target.id] = stmt.value
+        if env.class_by_name:
+            env.singletons = _singletons(env)
         return env
 
     def _index(self, body: list[ast.stmt], klass: ClassInfo | None, parent: FunctionInfo | None, prefix: str) -> None:
@@ -152,7 +157,22 @@ class ModuleEnv:
             if klass is not None and any(key in c.optional_attrs or rest in self._read_as_optional(c)
                                          for c in self.mro(klass)):
                 return Null.MAYBE
+        klass = self.singleton(head, function)
+        if klass is not None and any(f"self.{rest}" in c.optional_attrs or rest in self._read_as_optional(c)
+                                     for c in self.mro(klass)):
+            return Null.MAYBE
         return Null.UNKNOWN
+
+    def singleton(self, name: str, function: FunctionInfo | None) -> ClassInfo | None:
+        """The class whose one instance the module-level ``name`` holds, unless a parameter of ``function`` (or
+        of a function around it) shadows it."""
+        klass = self.singletons.get(name)
+        scope = function
+        while klass is not None and scope is not None:
+            if name in scope.params:
+                return None
+            scope = scope.parent
+        return klass
 
     def _read_as_optional(self, klass: ClassInfo) -> set[str]:
         """Attributes the class reads as `getattr(self, "x", None)`: it expects them to be missing or None."""
@@ -438,6 +458,35 @@ def _filled_in(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
             elif isinstance(value, ast.IfExp) and not _may_be_none(value, {name}):
                 filled.add(name)
     return filled
+
+
+def _singletons(env: ModuleEnv) -> dict[str, ClassInfo]:
+    """Module-level names bound only to `Cls(...)` of one class defined here (or to None), at module level or in a
+    function that declares them `global`."""
+    bound: dict[str, set[str] | None] = {}  # name -> the classes it is bound to; None: bound to something else
+
+    def note(name: str, value: ast.expr | None) -> None:
+        if value is None or is_none(value) or bound.get(name, set()) is None:
+            return
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in env.class_by_name:
+            bound.setdefault(name, set()).add(value.func.id)  # type: ignore[union-attr]
+        else:
+            bound[name] = None
+
+    def assignments(body: list[ast.stmt], names: set[str] | None) -> None:
+        for stmt in body if names is None else _statements(body):
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+                for target in _targets(stmt):
+                    if isinstance(target, ast.Name) and (names is None or target.id in names):
+                        note(target.id, stmt.value)
+
+    assignments(env.ctx.source.tree.body, None)
+    for f in env.functions if "global" in env.ctx.source.text else ():  # `global NAME` then `NAME = Cls(...)`
+        declared = {n for stmt in _statements(f.node.body) if isinstance(stmt, ast.Global) for n in stmt.names}
+        if declared:
+            assignments(f.node.body, declared)
+    return {name: env.class_by_name[next(iter(classes))] for name, classes in bound.items()
+            if classes is not None and len(classes) == 1}
 
 
 def _may_be_none(value: ast.expr | None, optional_names: set[str]) -> bool:

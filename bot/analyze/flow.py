@@ -599,6 +599,10 @@ class Walker:
                 return s.sizes[text]
             if key is not None and key.startswith("self.") and self.summary is not None and key in self.summary.sizes:
                 return self.summary.sizes[key]
+            if key is not None and self.env.singletons and "." in key:
+                held = self._singleton_size(key)
+                if held is not None:
+                    return held
             if key is not None and self.summary is not None and self.summary.ctx_sizes:
                 carried = self._from_forward(key)
                 if carried is not None:
@@ -628,6 +632,18 @@ class Walker:
             b_state = self.assume(s, node.test, False, node.test, True)
             return join_term(self.term(node.body, a_state), a_state, self.term(node.orelse, b_state), b_state, self)
         return None
+
+    def _singleton_size(self, key: str) -> SizeTerm | None:
+        """`LAYOUT.n`, where the module-level LAYOUT holds the one instance of a class here: what that class's
+        summary knows of `self.n`, its group named through LAYOUT too."""
+        head, _, rest = key.partition(".")
+        klass = self.env.singleton(head, self.function)
+        summary = self.summaries.get(id(klass.node)) if klass is not None else None
+        held = summary.sizes.get(f"self.{rest}") if summary is not None else None
+        if isinstance(held, SizeOf):
+            group = f"{head}.{held.group[5:]}" if held.group.startswith("self.") else held.group
+            return held._replace(group=group, via=key)
+        return held
 
     def _from_forward(self, key: str) -> SizeOf | None:
         """In an autograd backward, `ctx.n` as forward left it (its group as backward names it: `ctx.g`)."""

@@ -8,7 +8,8 @@ Kept, besides everything that is not a function: the hot functions and their cal
 `bot.analyze.module` walks them), `__init__`, short functions that may be local predicates (they name None, a
 size, a group or the world), properties, everything in a
 class that may be an autograd Function, and functions that import a comm module, assign a group-like attribute
-of `self`, or assign an attribute that some line caches a world size in. The cut is found from indentation
+of `self`, assign an attribute that some line caches a world size in, or declare a `global` (which may bind a
+module-level instance, bot.analyze.env). The cut is found from indentation
 alone; a wrong cut (a string or a bracket continued at the margin) makes the sliced text fail to parse, and then
 the whole file is parsed as before.
 """
@@ -30,6 +31,7 @@ _DEF = re.compile(r"[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
 _SELF_ASSIGN = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=(?!=)")
 _SIZE_ATTR = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=[^=\n][^\n]*get_world_size")
 _IMPORT_COMM = re.compile(r"^\s*(?:from|import)\s[^\n]*(?:distributed|comm)", re.M)
+_GLOBAL = re.compile(r"^[ \t]*global[ \t]", re.M)  # may bind a module-level instance (bot.analyze.env singletons)
 _SHORT = 6  # code lines: a local predicate or a tiny helper costs nothing to parse
 # what a local predicate or a size/group helper is made of (None tests, sizes, groups, the world)
 _MAY_MATTER = re.compile(r"None|size|world|group|grp|pg|mesh|parallel", re.I)
@@ -93,7 +95,7 @@ def _spans(hot: list[int], c: Chunk) -> bool:
 
 def _holds_facts(body: list[str], size_attrs: set[str]) -> bool:
     text = "\n".join(body)
-    if _IMPORT_COMM.search(text):
+    if _IMPORT_COMM.search(text) or _GLOBAL.search(text):
         return True
     return any(GROUP_NAME.search(a) or a in size_attrs for a in _SELF_ASSIGN.findall(text))
 

@@ -208,7 +208,13 @@ def _size_only(v: Verdicts, site: CollectiveSite, f: Facts, world: set[str]) -> 
         via = c.term.via if isinstance(c.term, SizeOf) else None
         if id(c.test) in v.both_ways or (via and "." not in via and _shapes_first(site.function, via, c.node)):
             continue
-        (v.cached if via and via.startswith("self.") else v.size_only).append((site, c))
+        (v.cached if via and _on_instance(module, via, site.function) else v.size_only).append((site, c))
+
+
+def _on_instance(module: ModuleFacts, via: str, function: FunctionInfo | None) -> bool:
+    """Is the size cached on an instance: `self.n`, or `LAYOUT.n` of a module-level instance of a class here?"""
+    head, dot, _ = via.partition(".")
+    return bool(dot) and (head == "self" or module.env.singleton(head, function) is not None)
 
 
 def _shapes_first(function: FunctionInfo | None, local: str, test: ast.AST) -> bool:

@@ -524,7 +524,11 @@ def _cached_size(finding: Finding, ctx: Context) -> Plan:
         cached = suggested
     else:
         cached = f"{base}.is_{_dimension(group, attribute)}_parallel"
-    flag = f"{cached} = {ctx.call(group)}"
+    # The flag is set where the size is, on the same object: `self.n = ...` in the class caches `self.is_x_parallel`
+    # even when the test reads it through a module-level instance (`LAYOUT.n`).
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    owner = next((t.rsplit(".", 1)[0] for t in map(dotted, targets) if t is not None and "." in t), base)
+    flag = f"{owner}.{cached.rsplit('.', 1)[1]} = {ctx.call(group)}"
     negative = finding.kind == "negative"
     new = f"not {cached}" if negative else cached
     ops: list[Op] = [ReplaceExpr(finding.span, new)]

@@ -13,7 +13,8 @@ RULE = Rule(
     name="cached-world-size-guard",
     summary=(
         "`self.ws = get_world_size(group=self.g)` cached (no None fallback; plain or annotated, in any method) and "
-        "later `self.ws > 1` (or an `== 1` early exit) guarding a collective on a g that can be None."
+        "later `self.ws > 1` (or an `== 1` early exit) guarding a collective on a g that can be None; also read "
+        "through a module-level instance of the class (`LAYOUT.ws > 1`)."
     ),
     why=(
         "The cached size of a None group is the WORLD size, so the cached test passes when the dimension is "
@@ -59,6 +60,33 @@ RULE = Rule(
             "        return x\n",
             flagged="self.ep_size == 1",
         ),
+        # a module-level instance of the class (`LAYOUT = Layout(...)`, here or under `global`) caches it too
+        Invalid(
+            "import deepspeed.comm as dist\n"
+            "class Layout:\n"
+            "    def __init__(self, col_group=None):\n"
+            "        self.col_group = col_group\n"
+            "        self.col_size = dist.get_world_size(group=self.col_group)\n"
+            "LAYOUT = Layout()\n"
+            "def sum_cols(x):\n"
+            "    if LAYOUT.col_size > 1:\n"
+            "        dist.all_reduce(x, group=LAYOUT.col_group)\n"
+            "    return x\n",
+            flagged="LAYOUT.col_size > 1",
+            fixed="import deepspeed.comm as dist\n"
+            "from deepspeed.comm import pg_utils\n\n"
+            "class Layout:\n"
+            "    def __init__(self, col_group=None):\n"
+            "        self.col_group = col_group\n"
+            "        self.col_size = dist.get_world_size(group=self.col_group)\n"
+            "        self.is_col_parallel = pg_utils.is_parallel(self.col_group)\n"
+            "LAYOUT = Layout()\n"
+            "def sum_cols(x):\n"
+            "    if LAYOUT.is_col_parallel:\n"
+            "        dist.all_reduce(x, group=LAYOUT.col_group)\n"
+            "    return x\n",
+            unsafe=True,
+        ),
     ),
     valid=(
         "from deepspeed.comm import pg_utils\n"
@@ -89,18 +117,25 @@ def check(r: Reporter) -> None:
         compare = check.compare
         assert isinstance(term, SizeOf) and term.via is not None and compare is not None
         function = site.function
-        klass = r.verdicts.module.env.class_of(function) if function is not None else None
-        assignment, assigned_in = _assignment(klass.node if klass else None, term.via)
+        env = r.verdicts.module.env
+        # `LAYOUT.n` of a module-level instance (bot.analyze.env singletons): cached by its class as `self.n`
+        head, _, rest = term.via.partition(".")
+        single = env.singleton(head, function) if head != "self" else None
+        klass = single or (env.class_of(function) if function is not None else None)
+        assignment, assigned_in = _assignment(klass.node if klass else None, f"self.{rest}" if single else term.via)
         dim = dimension(term.via, term.group)
         cache = f"self.is_{dim}_parallel"
+        group = f"self.{term.group.partition('.')[2]}" if single and term.group.startswith(f"{head}.") else term.group
+        tested = f"{head}.is_{dim}_parallel" if single else cache
         r.report(
             RULE, r.span(check.node),
             f"cached world size {code_span(term.via)} guards {code_span(site.collective.name)}: cache "
-            f"{code_span(f'{cache} = {r.predicate}({term.group})')} in {assigned_in or 'the constructor'} and test that",
+            f"{code_span(f'{cache} = {r.predicate}({group})')} in {assigned_in or 'the constructor'} and test "
+            + (code_span(tested) if single else "that"),
             function, group=term.group, kind="positive" if compare.positive else "negative",
             payload=CachedSizePayload(
                 attribute=term.via, assignment=r.span(assignment) if assignment is not None else None,
-                assigned_in=assigned_in, cache_attribute=cache, collective=site.collective.name),
+                assigned_in=assigned_in, cache_attribute=tested, collective=site.collective.name),
         )
 
 

@@ -831,6 +831,26 @@ CASES = [
          grp = mesh["dp_cp"].get_group() if dims else None
          dist.all_reduce(loss, op=dist.ReduceOp.AVG, group=grp)
      """, [("PG105", 3)]),
+    ("none: ... not when the condition only asks whether a parameter is there (its None passed on)", """
+     def sync_counts(counts, mesh=None):
+         pg = mesh.get_group() if mesh is not None else None
+         dist.all_reduce(counts, group=pg)
+     """, []),
+    ("none: a comment about another thing of the same name does not make a local optional", """
+     class Opt:
+         def state(self):
+             # None where the group carries no blocks at all, so an unsplit run stays as it was
+             return [group.get("blocks") for group in self.param_groups]
+         def exchange(self, t, mesh):
+             group = mesh.get_group(0)
+             dist.all_to_all(t, t, group=group)
+     """, []),
+    ("none: ... while such a comment on a parameter is evidence", """
+     class Opt:
+         # the group is None when there is no tensor parallelism
+         def exchange(self, t, group):
+             dist.all_to_all(t, t, group=group)
+     """, [("PG105", 4)]),
     ("none: ... guarded, nothing is unguarded", """
      def train_step(loss, mesh, dims):
          grp = mesh["dp_cp"].get_group() if dims else None
@@ -985,6 +1005,35 @@ CASES = [
              dist.all_reduce(t, group=g)
      """, [("PG105", 4), ("PG103", 6)]),
     # ---------------------------------------------------------------- across functions
+    ("across: a helper that fills a None group from a getter: a caller's None does not reach the collective", """
+     from .state import get_sp_group
+     def reduce_loss(loss, group):
+         if group is None:
+             group = get_sp_group()
+         dist.all_reduce(loss, group=group)
+     def loss_of(loss, group=None):
+         # group is None when sequence parallelism is disabled
+         return reduce_loss(loss, group)
+     """, []),
+    ("across: ... without the fill-in the caller's None reaches it: reported at the call", """
+     def reduce_loss(loss, group):
+         dist.all_reduce(loss, group=group)
+     def loss_of(loss, group=None):
+         # group is None when sequence parallelism is disabled
+         return reduce_loss(loss, group)
+     """, [("PG105", 5)]),
+    ("across: ... the group it is given still gets through: a None test at the call is None-only", """
+     from .state import get_sp_group
+     def gather(t, group=None):
+         group = get_sp_group() if group is None else group
+         out = [t.clone() for _ in range(2)]
+         dist.all_gather(out, t, group=group)
+         return out
+     def gather_outputs(t, group):
+         if group is None:
+             return t
+         return gather(t, group)
+     """, [("PG103", 8)]),
     ("calls: the guard around a call into a communicating helper is that collective's guard", """
      def _reduce(t, group):
          dist.all_reduce(t, group=group)

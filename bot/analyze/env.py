@@ -87,6 +87,7 @@ class ModuleEnv:
     comments: list[tuple[int, str]] = field(default_factory=list)
     _returned: dict[int, ast.expr | None] = field(default_factory=dict)
     _origins: dict[tuple[str, int], Null] = field(default_factory=dict)  # asked for every assignment: remembered
+    _filled: dict[int, dict[str, int]] = field(default_factory=dict)  # id of a function node -> filled_in
     # (callee, depth, calling function) -> whether the callee returns a guard (bot.analyze.flow.Walker.guard_like)
     guard_bodies: dict[tuple[int, int, int], bool] = field(default_factory=dict)
 
@@ -162,6 +163,13 @@ class ModuleEnv:
                                      for c in self.mro(klass)):
             return Null.MAYBE
         return Null.UNKNOWN
+
+    def filled_in(self, function: FunctionInfo) -> dict[str, int]:
+        """Names the function gives a value when None, with the line that first does (`if g is None: g = X`)."""
+        key = id(function.node)
+        if key not in self._filled:
+            self._filled[key] = _filled_in(function.node)
+        return self._filled[key]
 
     def singleton(self, name: str, function: FunctionInfo | None) -> ClassInfo | None:
         """The class whose one instance the module-level ``name`` holds, unless a parameter of ``function`` (or
@@ -425,7 +433,7 @@ def _optional_attributes(klass: ClassInfo) -> set[str]:
             if annotated or _may_be_none(item.value, set()):
                 attrs.update(f"self.{t.id}" for t in _targets(item) if isinstance(t, ast.Name))
     for method in klass.methods.values():
-        params = optional_params(method.node) - _filled_in(method.node)
+        params = optional_params(method.node) - _filled_in(method.node).keys()
         for node in _statements(method.node.body):
             if isinstance(node, (ast.Assign, ast.AnnAssign)):
                 annotated = isinstance(node, ast.AnnAssign) and optional_annotation(node.annotation)
@@ -437,10 +445,11 @@ def _optional_attributes(klass: ClassInfo) -> set[str]:
     return attrs
 
 
-def _filled_in(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+def _filled_in(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, int]:
     """Names the function gives a value when they are None (`if grp is None: grp = dist.group.WORLD`,
-    `grp = grp or WORLD`, `grp = X if grp is None else grp`): an attribute set from them later is never None."""
-    filled: set[str] = set()
+    `grp = grp or WORLD`, `grp = X if grp is None else grp`), with the first line that does: an attribute set
+    from them later is never None, and a caller's None does not reach what follows."""
+    filled: dict[str, int] = {}
     for node in _statements(function.body):
         if isinstance(node, ast.If):
             test = none_test(node.test)
@@ -448,15 +457,15 @@ def _filled_in(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
                 name = test.target.id
                 if any(isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in s.targets)
                        and not _may_be_none(s.value, set()) for s in node.body):
-                    filled.add(name)
+                    filled.setdefault(name, node.lineno)
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name, value = node.targets[0].id, node.value
             if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or) and \
                     isinstance(value.values[0], ast.Name) and value.values[0].id == name:
                 if not _may_be_none(value.values[-1], set()):
-                    filled.add(name)
+                    filled.setdefault(name, node.lineno)
             elif isinstance(value, ast.IfExp) and not _may_be_none(value, {name}):
-                filled.add(name)
+                filled.setdefault(name, node.lineno)
     return filled
 
 

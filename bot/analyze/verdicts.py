@@ -156,7 +156,10 @@ def decide(module: ModuleFacts) -> Verdicts:
                 v.none_only.extend(NoneOnly(site, c, site.key, site.function) for c in sorted(f.nonnull, key=_pos)
                                    if id(c.test) not in dispatch)
             continue
-        documented = f.null == Null.UNKNOWN and module.env.absent_documented(site.key, site.function)
+        # Words can make a parameter or an attribute optional; a local bound here (`group = mesh.get_group(0)`)
+        # holds what the flow says, and a comment naming it talks about something else of that name.
+        documented = f.null == Null.UNKNOWN and module.env.absent_documented(site.key, site.function) and \
+            not _local(site.key, site.function)
         if site.separate or (f.null != Null.MAYBE and not documented) or site.collective.family == "wrapper":
             continue  # (a wrapper's body is elsewhere: what it does with None is unknown)
         if site.world_fallback or _owner(module, site.key, site.function) in world or \
@@ -209,6 +212,16 @@ def _size_only(v: Verdicts, site: CollectiveSite, f: Facts, world: set[str]) -> 
         if id(c.test) in v.both_ways or (via and "." not in via and _shapes_first(site.function, via, c.node)):
             continue
         (v.cached if via and _on_instance(module, via, site.function) else v.size_only).append((site, c))
+
+
+def _local(key: str, function: FunctionInfo | None) -> bool:
+    """A plain name the function binds itself (not a parameter, not a global it only reads)."""
+    if "." in key or function is None or key in function.params:
+        return False
+    return any(isinstance(name, ast.Name) and name.id == key
+               for node in ast.walk(function.node) if isinstance(node, (ast.Assign, ast.AnnAssign, ast.For))
+               for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+               for name in ast.walk(target))
 
 
 def _on_instance(module: ModuleFacts, via: str, function: FunctionInfo | None) -> bool:
@@ -489,15 +502,35 @@ def _evidence(module: ModuleFacts, key: str, function: FunctionInfo | None,
 
 def _none_unless(function: FunctionInfo | None, key: str) -> bool:
     """The function sets the local to a group or to None by a condition (`grp = mesh["dp"].get_group() if dims
-    else None`): it writes None for the case where there is no such group."""
+    else None`): it writes None for the case where there is no such group. Not when the condition only asks
+    whether the object the group comes from is there (`mesh.get_group() if mesh is not None else None`): that
+    passes its None on, and what None means for it is not said here."""
     if function is None or "." in key:
         return False
     for node in ast.walk(function.node):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.IfExp) \
                 and any(isinstance(t, ast.Name) and t.id == key for t in node.targets) \
-                and is_none(node.value.body) != is_none(node.value.orelse):
+                and not _passes_on(node.value):
             return True
     return False
+
+
+def _passes_on(value: ast.IfExp) -> bool:
+    """`mesh.get_group() if mesh is not None else None`: the group is None exactly when the object it comes
+    from is (a name the other branch reads)."""
+    tested = _presence_tested(value.test)
+    taken = value.orelse if is_none(value.body) else value.body
+    return tested is not None and any(isinstance(n, ast.Name) and n.id == tested for n in ast.walk(taken))
+
+
+def _presence_tested(test: ast.expr) -> str | None:
+    """The name whose presence alone the test asks: `x is not None`, `x is None`, `x`, `not x`."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    if isinstance(test, ast.Name):
+        return test.id
+    checked = none_test(test)
+    return checked.target.id if checked is not None and isinstance(checked.target, ast.Name) else None
 
 
 def _sized_as_world(module: ModuleFacts, site: CollectiveSite) -> bool:
@@ -534,6 +567,7 @@ class Reach(NamedTuple):
     size_inside: bool
     nonnull_inside: bool
     depth: int = 0
+    filled: bool = False  # a None given is replaced on the way (`if g is None: g = getter()`): only groups get through
 
 
 _MAX_HELPER_DEPTH = 3
@@ -562,6 +596,13 @@ def _relative(module: ModuleFacts, function: FunctionInfo, key: str) -> tuple[Fu
     return None
 
 
+def _fills(module: ModuleFacts, function: FunctionInfo, key: str, line: int) -> bool:
+    """Does the function give the parameter a value when it is None before ``line`` (`if g is None: g =
+    get_sp_group()`)? Then a caller's None is not what reaches the collective; a group it passes still is."""
+    filled = module.env.filled_in(function).get(key) if "." not in key else None
+    return filled is not None and filled < line
+
+
 def _map(module: ModuleFacts, helper: FunctionInfo, key: str, call: CallSite) -> str | None:
     """The caller's key for the helper's ``key``: the argument bound to the parameter, or the same attribute."""
     head, dot, rest = key.partition(".")
@@ -581,7 +622,9 @@ def _reaches(module: ModuleFacts, callers: dict[int, list[CallSite]]) -> list[Re
             continue
         rel = _relative(module, site.function, site.key)
         if rel is not None:
-            out.append(Reach(site, rel[0], rel[1], bool(site.facts.size), bool(site.facts.nonnull)))
+            line = site.call.lineno if rel[0] is site.function else 1 << 30  # (forward, from its backward: all of it)
+            out.append(Reach(site, rel[0], rel[1], bool(site.facts.size), bool(site.facts.nonnull),
+                             filled=_fills(module, rel[0], rel[1], line)))
     frontier = list(out)
     while frontier:
         r = frontier.pop()
@@ -598,7 +641,7 @@ def _reaches(module: ModuleFacts, callers: dict[int, list[CallSite]]) -> list[Re
             if rel is None or any(x.helper is rel[0] and x.key == rel[1] and x.site is r.site for x in out):
                 continue
             nxt = Reach(r.site, rel[0], rel[1], r.size_inside or bool(f.size), r.nonnull_inside or bool(f.nonnull),
-                        r.depth + 1)
+                        r.depth + 1, r.filled or _fills(module, rel[0], rel[1], call.call.lineno))
             out.append(nxt)
             frontier.append(nxt)
     return out
@@ -629,7 +672,7 @@ def _through_callers(module: ModuleFacts, reaches: list[Reach], callers: dict[in
     not optional); a caller passes a group that can be None (and means "absent") with no guard: report there."""
     out: list[Unguarded] = []
     for r in reaches:
-        if r.site.separate or r.size_inside or r.nonnull_inside or r.site.collective.family == "wrapper":
+        if r.site.separate or r.size_inside or r.nonnull_inside or r.filled or r.site.collective.family == "wrapper":
             continue
         if r.depth == 0 and (r.site.facts is None or r.site.facts.null != Null.UNKNOWN):
             continue  # an optional group at the collective itself is decided there

@@ -1326,6 +1326,42 @@ CASES = [
          if g is not None:
              c10d.all_reduce(t, group=g)
      """, [("PG103", 3)]),
+    ("calls: point-to-point sends are guarded like collectives", """
+     def send_next(t, group=None):
+         if group is not None:
+             dist.send(t, 1, group=group)
+     """, [("PG103", 2)]),
+    ("calls: P2POp's group, positional, before batch_isend_irecv", """
+     def roll(t, group=None, shifts=1):
+         if group is None or shifts == 0:
+             return t
+         ops = [dist.P2POp(dist.isend, t, 1, group), dist.P2POp(dist.irecv, t, 0, group)]
+         for work in dist.batch_isend_irecv(ops):
+             work.wait()
+         return t
+     """, [("PG103", 2)]),
+    ("calls: a static method called through its class is a helper", """
+     import torch
+     class Roll(torch.autograd.Function):
+         @staticmethod
+         def _impl(t, group):
+             dist.all_reduce(t, group=group)
+             return t
+         @staticmethod
+         def forward(ctx, t, group):
+             if group is None:
+                 return t
+             return Roll._impl(t, group)
+     """, [("PG103", 9)]),
+    ("calls: ... a method called through its class binds the instance it is passed", """
+     class Layer:
+         def reduce(self, t, group):
+             dist.all_reduce(t, group=group)
+     class Sub(Layer):
+         def forward(self, t, group=None):
+             if group is not None:
+                 Layer.reduce(self, t, group)
+     """, [("PG103", 6)]),
     ("calls: positional group", """
      def f(t, g=None):
          if g is not None:

@@ -79,3 +79,13 @@ def test_names_bound_to_a_word_as_a_value() -> None:
     uses, aliased, bound = words.uses_and_aliases(text)
     assert bound == {"op", "reduce_fn"} and not aliased
     assert [text.count("\n", 0, u) + 1 for u in uses] == [1, 3]
+
+
+def test_wrapper_names_are_named_for_collectives_not_for_tensor_ops() -> None:
+    from bot.analyze.scan import WRAPPER_NAME
+
+    for name in ("all_gather_raw", "_fsdp_gather_tensors", "reduce_scatter_coalesced", "scatter_to_sp", "reduce_from_tp",
+                 "gather", "broadcast_params"):
+        assert WRAPPER_NAME.search(name), name
+    for name in ("deterministic_scatter_add", "scatter_add", "my_scatter_reduce", "scatter_reduce_inplace", "gatherer"):
+        assert not WRAPPER_NAME.search(name), name

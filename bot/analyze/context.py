@@ -22,6 +22,7 @@ _C10D_GROUP_INDEX = {
     "reduce_scatter_base": 3, "_reduce_scatter_base": 3, "reduce_scatter_fn": 3, "all_to_all": 2,
     "all_to_all_single": 4, "broadcast": 2, "broadcast_object_list": 2, "gather": 3, "gather_object": 3,
     "scatter": 3, "scatter_object_list": 3, "barrier": 0, "monitored_barrier": 0,
+    "send": 2, "recv": 2, "isend": 2, "irecv": 2, "P2POp": 3,
 }
 _FUNCOL_GROUP_INDEX = {
     "all_reduce": 2, "all_gather_tensor": 2, "all_gather_tensor_autograd": 2, "reduce_scatter_tensor": 3,

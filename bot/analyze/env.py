@@ -243,6 +243,8 @@ class ModuleEnv:
             klass = self.class_of(function)
             if klass is not None:
                 return self.method(klass, func.attr)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in self.class_by_name:
+            return self.method(self.class_by_name[func.value.id], func.attr)  # `_Roll._impl(x, g)`: through its class
         return None
 
     def call_params(self, callee: FunctionInfo, call: ast.Call) -> list[str]:
@@ -250,6 +252,9 @@ class ModuleEnv:
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr == "apply":
             return callee.params[1:]  # forward(ctx, ...)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in self.class_by_name \
+                and callee.params[:1] == ["self"]:
+            return callee.params  # `Cls.method(obj, x)`: the instance is passed too
         return callee.params[1:] if callee.is_method else callee.params
 
     def is_autograd(self, klass: ClassInfo) -> bool:

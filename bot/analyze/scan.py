@@ -127,9 +127,10 @@ _SIZE_CALL = re.compile(r"_size[ \t]*\(")
 # mesh, which stands for its group (`sp_mesh.size()`, `group=sp_mesh`; `get_world_size(mesh)` is `mesh.size()`)
 PROCESS_GROUP_NAME = re.compile(r"group|(^|_)pg$|(^|_)pg_|(^|_)grp(_|$)", re.I)
 GROUP_NAME = re.compile(f"{PROCESS_GROUP_NAME.pattern}|mesh", re.I)
-# a project's function named for a collective: `all_gather_raw`, `_fsdp_gather_tensors`, `reduce_scatter_coalesced`
-WRAPPER_NAME = re.compile(r"(?:^|_)(?:all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|broadcast|gather|scatter|reduce)"
-                          r"(?:_|$)", re.I)
+# a project's function named for a collective: `all_gather_raw`, `_fsdp_gather_tensors`, `reduce_scatter_coalesced`;
+# not one named for the tensor ops `scatter_add` / `scatter_reduce` (`deterministic_scatter_add`)
+WRAPPER_NAME = re.compile(r"(?:^|_)(?:all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|broadcast|gather"
+                          r"|scatter(?!_(?:add|reduce)(?:_|$))|(?<!scatter_)reduce)(?:_|$)", re.I)
 # a helper measuring a group by its name: `get_pg_size(g)`, `group_size(g)`, `_get_process_group_size(g)`,
 # `get_distributed_world_size(g)` (a project's wrapper of get_world_size, imported from another file)
 SIZE_HELPER = re.compile(r"^_?(?:get_)?(?:\w*_)?(?:pg|group|process_group|world)_size$")

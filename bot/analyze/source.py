@@ -70,7 +70,7 @@ class ParsedSource:
 
     def call_lines(self, names: set[str]) -> set[int]:
         """Lines that call one of ``names`` as bot.analyze.env.ModuleEnv.callee resolves calls: `f(`, `self.f(`,
-        `cls.f(`, and `Fn.apply` only as `Fn.apply(`; not `obj.f(`, some other object's method. One literal-led
+        `cls.f(`, `Cls.f(`, and `Fn.apply` only as `Fn.apply(`; not `obj.f(`, some other object's method. One literal-led
         search per name (bot.analyze.scan): a handful of names per helper level is the rule."""
         ends = self._line_ends()
         out: set[int] = set()
@@ -93,7 +93,7 @@ class ParsedSource:
                     start = offset - len(owner) - 1
                     if not text.endswith(f"{owner}.", 0, offset) or word_before(text, start):
                         continue
-                elif offset > 0 and text[offset - 1] == "." and not _SELF_DOT.search(text, max(0, offset - 5), offset):
+                elif offset > 0 and text[offset - 1] == "." and not _SELF_DOT.search(text, max(0, offset - 64), offset):
                     continue  # `obj.f(`: a call env.callee never resolves to a function of this file
                 mine.add(bisect.bisect_right(ends, offset) + 1)
             out |= mine
@@ -205,7 +205,8 @@ def _parse_all(text: str) -> ast.Module:
 
 _EMPTY = ast.Module(body=[], type_ignores=[])
 _NEWLINE = re.compile(r"\r\n|\r|\n")  # the line ends ast counts
-_SELF_DOT = re.compile(r"(?<![\w.])(?:self|cls)\.$")
+# `self.f(`, `cls.f(`, `Cls.f(` (a static or class method called through its class, named as classes are)
+_SELF_DOT = re.compile(r"(?<![\w.])(?:self|cls|_*[A-Z]\w*)\.$")
 _CALL_OF: dict[str, re.Pattern[str]] = {}  # called name -> `name\s*\(`, shared by every file
 
 

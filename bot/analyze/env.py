@@ -5,6 +5,7 @@ its docs and comments say None means."""
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -474,6 +475,9 @@ def _filled_in(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, in
     return filled
 
 
+_GLOBAL_STATEMENT = re.compile(r"global[ \t]")  # literal-led (bot.analyze.scan); a statement when it starts a line
+
+
 def _singletons(env: ModuleEnv) -> dict[str, ClassInfo]:
     """Module-level names bound only to `Cls(...)` of one class defined here (or to None), at module level or in a
     function that declares them `global`."""
@@ -495,7 +499,17 @@ def _singletons(env: ModuleEnv) -> dict[str, ClassInfo]:
                         note(target.id, stmt.value)
 
     assignments(env.ctx.source.tree.body, None)
-    for f in env.functions if "global" in env.ctx.source.text else ():  # `global NAME` then `NAME = Cls(...)`
+    text = env.ctx.source.text
+    # `global NAME` then `NAME = Cls(...)`, in the functions holding a `global` line (found by the text: most
+    # files have none, and walking every function's statements for one is a tenth of reading a module)
+    lines = env.ctx.source.lines_at(
+        m.start() for m in _GLOBAL_STATEMENT.finditer(text)
+        if text[text.rfind("\n", 0, m.start()) + 1 : m.start()].isspace()) if "global" in text else []
+    for f in env.functions if lines else ():
+        start, end = f.node.lineno, f.node.end_lineno or f.node.lineno
+        i = bisect.bisect_left(lines, start)
+        if i == len(lines) or lines[i] > end:
+            continue
         declared = {n for stmt in _statements(f.node.body) if isinstance(stmt, ast.Global) for n in stmt.names}
         if declared:
             assignments(f.node.body, declared)

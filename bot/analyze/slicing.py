@@ -31,7 +31,7 @@ _DEF = re.compile(r"[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
 _SELF_ASSIGN = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=(?!=)")
 _SIZE_ATTR = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=[^=\n][^\n]*get_world_size")
 _IMPORT_COMM = re.compile(r"^\s*(?:from|import)\s[^\n]*(?:distributed|comm)", re.M)
-_GLOBAL = re.compile(r"^[ \t]*global[ \t]", re.M)  # may bind a module-level instance (bot.analyze.env singletons)
+_GLOBAL = re.compile(r"global[ \t]+([\w \t,]+)")  # literal-led; a statement when it starts a line
 _SHORT = 6  # code lines: a local predicate or a tiny helper costs nothing to parse
 # what a local predicate or a size/group helper is made of (None tests, sizes, groups, the world)
 _MAY_MATTER = re.compile(r"None|size|world|group|grp|pg|mesh|parallel", re.I)
@@ -95,9 +95,18 @@ def _spans(hot: list[int], c: Chunk) -> bool:
 
 def _holds_facts(body: list[str], size_attrs: set[str]) -> bool:
     text = "\n".join(body)
-    if _IMPORT_COMM.search(text) or _GLOBAL.search(text):
+    if _IMPORT_COMM.search(text) or ("global" in text and _binds_instance(text)):
         return True
     return any(GROUP_NAME.search(a) or a in size_attrs for a in _SELF_ASSIGN.findall(text))
+
+
+def _binds_instance(text: str) -> bool:
+    """`global LAYOUT` then `LAYOUT = Layout(...)`: the function binds a module-level instance of a class (named
+    as classes are), which bot.analyze.env reads as that instance."""
+    names = {n.strip() for m in _GLOBAL.finditer(text) if text[text.rfind("\n", 0, m.start()) + 1 : m.start()].isspace()
+             for n in m.group(1).split(",") if n.strip()}
+    return bool(names) and re.search(rf"^[ \t]*(?:{'|'.join(map(re.escape, sorted(names)))})[ \t]*(?::[^=\n]*)?="
+                                     rf"[ \t]*_*[A-Z]\w*[ \t]*\(", text, re.M) is not None
 
 
 def _chunks(text: str, lines: list[str], starts: list[int] | None) -> list[Chunk]:

@@ -567,7 +567,12 @@ class Reach(NamedTuple):
     size_inside: bool
     nonnull_inside: bool
     depth: int = 0
-    filled: bool = False  # a None given is replaced on the way (`if g is None: g = getter()`): only groups get through
+    # (function, key, line) where the group is handed on, from the collective up: a None given is replaced on the
+    # way when one of them fills it in (`if g is None: g = getter()`), and only groups get through
+    hops: tuple[tuple[FunctionInfo, str, int], ...] = ()
+
+    def filled(self, module: ModuleFacts) -> bool:
+        return any(_fills(module, *hop) for hop in self.hops)
 
 
 _MAX_HELPER_DEPTH = 3
@@ -624,7 +629,7 @@ def _reaches(module: ModuleFacts, callers: dict[int, list[CallSite]]) -> list[Re
         if rel is not None:
             line = site.call.lineno if rel[0] is site.function else 1 << 30  # (forward, from its backward: all of it)
             out.append(Reach(site, rel[0], rel[1], bool(site.facts.size), bool(site.facts.nonnull),
-                             filled=_fills(module, rel[0], rel[1], line)))
+                             hops=((rel[0], rel[1], line),)))
     frontier = list(out)
     while frontier:
         r = frontier.pop()
@@ -641,7 +646,7 @@ def _reaches(module: ModuleFacts, callers: dict[int, list[CallSite]]) -> list[Re
             if rel is None or any(x.helper is rel[0] and x.key == rel[1] and x.site is r.site for x in out):
                 continue
             nxt = Reach(r.site, rel[0], rel[1], r.size_inside or bool(f.size), r.nonnull_inside or bool(f.nonnull),
-                        r.depth + 1, r.filled or _fills(module, rel[0], rel[1], call.call.lineno))
+                        r.depth + 1, (*r.hops, (rel[0], rel[1], call.call.lineno)))
             out.append(nxt)
             frontier.append(nxt)
     return out
@@ -672,7 +677,7 @@ def _through_callers(module: ModuleFacts, reaches: list[Reach], callers: dict[in
     not optional); a caller passes a group that can be None (and means "absent") with no guard: report there."""
     out: list[Unguarded] = []
     for r in reaches:
-        if r.site.separate or r.size_inside or r.nonnull_inside or r.filled or r.site.collective.family == "wrapper":
+        if r.site.separate or r.size_inside or r.nonnull_inside or r.site.collective.family == "wrapper":
             continue
         if r.depth == 0 and (r.site.facts is None or r.site.facts.null != Null.UNKNOWN):
             continue  # an optional group at the collective itself is decided there
@@ -686,7 +691,7 @@ def _through_callers(module: ModuleFacts, reaches: list[Reach], callers: dict[in
             if _owner(module, key, call.function) in world or _none_is_world(module, key, call.function):
                 continue
             evidence = _evidence(module, key, call.function, absent)
-            if evidence is None:
+            if evidence is None or r.filled(module):
                 continue
             why = (*evidence[1], f"`{r.site.collective.name}` runs on it unguarded in `{r.helper.qualname}`")
             out.append(Unguarded(r.site, evidence[0], why, at_call=call, passed=key))

@@ -155,21 +155,34 @@ def group_sizes(text: str) -> list[int]:
 def calls_with_group(text: str, words: Words) -> list[int]:
     """Offsets of calls of ``words`` whose arguments name a group (`all_gather_raw(t, self.process_group)`,
     `f(x, tp_group=g)`): the call text up to its closing bracket (at most a few lines)."""
-    found = []
-    for start in words.offsets(text, uses=True):
-        depth, i, end = 0, text.find("(", start), min(len(text), start + 600)
-        if i < 0 or i >= end or text[start:i].strip(" \t").removesuffix(".apply").rstrip(" \t") not in words:
-            continue
-        j = i
-        while j < end:
-            c = text[j]
-            depth += (c == "(") - (c == ")")
-            if depth == 0:
-                break
-            j += 1
-        if any(GROUP_NAME.search(w) for w in _IDENT.findall(text, i, j)):
-            found.append(start)
-    return found
+    return [start for start in words.offsets(text, uses=True) if names_group(text, start, words)]
+
+
+# Point-to-point calls (rules.yaml `collectives`) are used all over pipelines with global ranks and no group:
+# only a call that names a group can be a site, so only such calls make a line hot.
+POINT_TO_POINT = frozenset({"send", "recv", "isend", "irecv", "P2POp"})
+_IDENT_AT = re.compile(r"\w+")
+
+
+def p2p_without_group(text: str, start: int) -> bool:
+    """Is the word at ``start`` a point-to-point call that names no group?"""
+    m = _IDENT_AT.match(text, start)
+    return m is not None and m.group() in POINT_TO_POINT and not names_group(text, start, POINT_TO_POINT)
+
+
+def names_group(text: str, start: int, words: Words | frozenset[str]) -> bool:
+    """Is the word at ``start`` (one of ``words``) called with an argument that names a group?"""
+    depth, i, end = 0, text.find("(", start), min(len(text), start + 600)
+    if i < 0 or i >= end or text[start:i].strip(" \t").removesuffix(".apply").rstrip(" \t") not in words:
+        return False
+    j = i
+    while j < end:
+        c = text[j]
+        depth += (c == "(") - (c == ")")
+        if depth == 0:
+            break
+        j += 1
+    return any(GROUP_NAME.search(w) for w in _IDENT.findall(text, i, j))
 
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")

@@ -15,7 +15,7 @@ import tokenize
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from bot.analyze.scan import Words, group_sizes, imported_wrappers, word_before
+from bot.analyze.scan import Words, group_sizes, imported_wrappers, p2p_without_group, word_before, word_start
 from bot.analyze.slicing import sliced
 from bot.model import Span
 
@@ -48,7 +48,7 @@ class ParsedSource:
         size is asked, or a wrapper (bot.analyze.context) is called with a group. Returns whether a hot word is imported under another name
         (then its lines are found by that name)."""
         offsets, aliased, bound = words.uses_and_aliases(self.text)
-        found = {*offsets, *group_sizes(self.text)}
+        found = {*(o for o in offsets if not p2p_without_group(self.text, o)), *group_sizes(self.text)}
         if wrappers:  # with a group it is that group's collective; without, the world's (a None branch's fallback)
             called, _, bound_too = Words(wrappers).uses_and_aliases(self.text)
             found.update(called)
@@ -93,7 +93,7 @@ class ParsedSource:
                     start = offset - len(owner) - 1
                     if not text.endswith(f"{owner}.", 0, offset) or word_before(text, start):
                         continue
-                elif offset > 0 and text[offset - 1] == "." and not _SELF_DOT.search(text, max(0, offset - 64), offset):
+                elif offset > 0 and text[offset - 1] == "." and not _resolvable_owner(text, offset - 1):
                     continue  # `obj.f(`: a call env.callee never resolves to a function of this file
                 mine.add(bisect.bisect_right(ends, offset) + 1)
             out |= mine
@@ -205,8 +205,14 @@ def _parse_all(text: str) -> ast.Module:
 
 _EMPTY = ast.Module(body=[], type_ignores=[])
 _NEWLINE = re.compile(r"\r\n|\r|\n")  # the line ends ast counts
-# `self.f(`, `cls.f(`, `Cls.f(` (a static or class method called through its class, named as classes are)
-_SELF_DOT = re.compile(r"(?<![\w.])(?:self|cls|_*[A-Z]\w*)\.$")
+def _resolvable_owner(text: str, dot: int) -> bool:
+    """`self.f(`, `cls.f(`, `Cls.f(` (a static or class method called through its class, named as classes are),
+    the name before the dot at ``dot`` standing alone (not `x.self.f(`)."""
+    start = word_start(text, dot)
+    if start == dot or (start > 0 and text[start - 1] == "."):
+        return False
+    owner = text[start:dot]
+    return owner in ("self", "cls") or owner.lstrip("_")[:1].isupper()
 _CALL_OF: dict[str, re.Pattern[str]] = {}  # called name -> `name\s*\(`, shared by every file
 
 

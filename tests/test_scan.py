@@ -89,3 +89,11 @@ def test_wrapper_names_are_named_for_collectives_not_for_tensor_ops() -> None:
         assert WRAPPER_NAME.search(name), name
     for name in ("deterministic_scatter_add", "scatter_add", "my_scatter_reduce", "scatter_reduce_inplace", "gatherer"):
         assert not WRAPPER_NAME.search(name), name
+
+
+def test_a_point_to_point_call_counts_only_when_it_names_a_group() -> None:
+    from bot.analyze.scan import p2p_without_group
+
+    text = "dist.send(t, dst)\ndist.send(t, dst, group=pp_group)\ndist.P2POp(dist.isend, t, peer, pg)\ndist.all_reduce(t)\n"
+    starts = [text.index("send("), text.index("send(", 10), text.index("P2POp"), text.index("all_reduce")]
+    assert [p2p_without_group(text, s) for s in starts] == [True, False, False, False]

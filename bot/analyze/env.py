@@ -510,6 +510,9 @@ def _singletons(env: ModuleEnv) -> dict[str, ClassInfo]:
         i = bisect.bisect_left(lines, start)
         if i == len(lines) or lines[i] > end:
             continue
+        body = "\n".join(env.ctx.source.lines[start - 1 : end])
+        if not any(f"{name}(" in body for name in env.class_by_name):
+            continue  # (`global cdb` then `cdb = TorchBackend(...)` of another module's class: most such functions)
         declared = {n for stmt in _statements(f.node.body) if isinstance(stmt, ast.Global) for n in stmt.names}
         if declared:
             assignments(f.node.body, declared)

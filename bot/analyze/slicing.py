@@ -32,6 +32,7 @@ _SELF_ASSIGN = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=(?!=)")
 _SIZE_ATTR = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=[^=\n][^\n]*get_world_size")
 _IMPORT_COMM = re.compile(r"^\s*(?:from|import)\s[^\n]*(?:distributed|comm)", re.M)
 _GLOBAL = re.compile(r"global[ \t]+([\w \t,]+)")  # literal-led; a statement when it starts a line
+_INSTANCE_ASSIGN = re.compile(r"^[ \t]*(\w+)[ \t]*(?::[^=\n]*)?=[ \t]*_*[A-Z]\w*[ \t]*\(", re.M)  # `X = Cls(`
 _SHORT = 6  # code lines: a local predicate or a tiny helper costs nothing to parse
 # what a local predicate or a size/group helper is made of (None tests, sizes, groups, the world)
 _MAY_MATTER = re.compile(r"None|size|world|group|grp|pg|mesh|parallel", re.I)
@@ -105,8 +106,7 @@ def _binds_instance(text: str) -> bool:
     as classes are), which bot.analyze.env reads as that instance."""
     names = {n.strip() for m in _GLOBAL.finditer(text) if text[text.rfind("\n", 0, m.start()) + 1 : m.start()].isspace()
              for n in m.group(1).split(",") if n.strip()}
-    return bool(names) and re.search(rf"^[ \t]*(?:{'|'.join(map(re.escape, sorted(names)))})[ \t]*(?::[^=\n]*)?="
-                                     rf"[ \t]*_*[A-Z]\w*[ \t]*\(", text, re.M) is not None
+    return bool(names) and any(m.group(1) in names for m in _INSTANCE_ASSIGN.finditer(text))
 
 
 def _chunks(text: str, lines: list[str], starts: list[int] | None) -> list[Chunk]:

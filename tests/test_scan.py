@@ -97,3 +97,10 @@ def test_a_point_to_point_call_counts_only_when_it_names_a_group() -> None:
     text = "dist.send(t, dst)\ndist.send(t, dst, group=pp_group)\ndist.P2POp(dist.isend, t, peer, pg)\ndist.all_reduce(t)\n"
     starts = [text.index("send("), text.index("send(", 10), text.index("P2POp"), text.index("all_reduce")]
     assert [p2p_without_group(text, s) for s in starts] == [True, False, False, False]
+
+
+def test_global_statements_start_a_line() -> None:
+    from bot.analyze.scan import global_statements
+
+    text = "def f():\n    global LAYOUT, other\n    x = 'a global value'\n    # global tp\n"
+    assert [(text[o:o + 6], names) for o, names in global_statements(text)] == [("global", ["LAYOUT", "other"])]

@@ -14,6 +14,7 @@ from typing import NamedTuple
 from bot.analyze.context import Context
 from bot.analyze.names import dotted, leaf_name
 from bot.analyze.returns import returned_test
+from bot.analyze.scan import global_statements
 from bot.analyze.source import child_blocks
 from bot.analyze.terms import Null, is_none, none_test
 
@@ -475,9 +476,6 @@ def _filled_in(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, in
     return filled
 
 
-_GLOBAL_STATEMENT = re.compile(r"global[ \t]")  # literal-led (bot.analyze.scan); a statement when it starts a line
-
-
 def _singletons(env: ModuleEnv) -> dict[str, ClassInfo]:
     """Module-level names bound only to `Cls(...)` of one class defined here (or to None), at module level or in a
     function that declares them `global`."""
@@ -502,9 +500,7 @@ def _singletons(env: ModuleEnv) -> dict[str, ClassInfo]:
     text = env.ctx.source.text
     # `global NAME` then `NAME = Cls(...)`, in the functions holding a `global` line (found by the text: most
     # files have none, and walking every function's statements for one is a tenth of reading a module)
-    lines = env.ctx.source.lines_at(
-        m.start() for m in _GLOBAL_STATEMENT.finditer(text)
-        if text[text.rfind("\n", 0, m.start()) + 1 : m.start()].isspace()) if "global" in text else []
+    lines = env.ctx.source.lines_at(offset for offset, _ in global_statements(text))
     for f in env.functions if lines else ():
         start, end = f.node.lineno, f.node.end_lineno or f.node.lineno
         i = bisect.bisect_left(lines, start)

@@ -158,6 +158,18 @@ def calls_with_group(text: str, words: Words) -> list[int]:
     return [start for start in words.offsets(text, uses=True) if names_group(text, start, words)]
 
 
+_GLOBAL = re.compile(r"global[ \t]+([\w \t,]+)")
+
+
+def global_statements(text: str) -> list[tuple[int, list[str]]]:
+    """`global a, b` statements: (offset, names). Literal-led; a hit counts when it starts a line (after its
+    indentation), as a statement does."""
+    if "global" not in text:
+        return []
+    return [(m.start(), [n.strip() for n in m.group(1).split(",") if n.strip()]) for m in _GLOBAL.finditer(text)
+            if text[text.rfind("\n", 0, m.start()) + 1 : m.start()].isspace()]
+
+
 # Point-to-point calls (rules.yaml `collectives`) are used all over pipelines with global ranks and no group:
 # only a call that names a group can be a site, so only such calls make a line hot.
 POINT_TO_POINT = frozenset({"send", "recv", "isend", "irecv", "P2POp"})

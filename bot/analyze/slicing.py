@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-from bot.analyze.scan import GROUP_NAME
+from bot.analyze.scan import GROUP_NAME, global_statements
 
 _TRIPLE = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'')
 _TOP = re.compile(r"^[^ \t\n#)\]}]", re.M)  # a line at the margin that can start a statement
@@ -31,7 +31,6 @@ _DEF = re.compile(r"[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
 _SELF_ASSIGN = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=(?!=)")
 _SIZE_ATTR = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=[^=\n][^\n]*get_world_size")
 _IMPORT_COMM = re.compile(r"^\s*(?:from|import)\s[^\n]*(?:distributed|comm)", re.M)
-_GLOBAL = re.compile(r"global[ \t]+([\w \t,]+)")  # literal-led; a statement when it starts a line
 _INSTANCE_ASSIGN = re.compile(r"^[ \t]*(\w+)[ \t]*(?::[^=\n]*)?=[ \t]*_*[A-Z]\w*[ \t]*\(", re.M)  # `X = Cls(`
 _SHORT = 6  # code lines: a local predicate or a tiny helper costs nothing to parse
 # what a local predicate or a size/group helper is made of (None tests, sizes, groups, the world)
@@ -96,7 +95,7 @@ def _spans(hot: list[int], c: Chunk) -> bool:
 
 def _holds_facts(body: list[str], size_attrs: set[str]) -> bool:
     text = "\n".join(body)
-    if _IMPORT_COMM.search(text) or ("global" in text and _binds_instance(text)):
+    if _IMPORT_COMM.search(text) or _binds_instance(text):
         return True
     return any(GROUP_NAME.search(a) or a in size_attrs for a in _SELF_ASSIGN.findall(text))
 
@@ -104,8 +103,7 @@ def _holds_facts(body: list[str], size_attrs: set[str]) -> bool:
 def _binds_instance(text: str) -> bool:
     """`global LAYOUT` then `LAYOUT = Layout(...)`: the function binds a module-level instance of a class (named
     as classes are), which bot.analyze.env reads as that instance."""
-    names = {n.strip() for m in _GLOBAL.finditer(text) if text[text.rfind("\n", 0, m.start()) + 1 : m.start()].isspace()
-             for n in m.group(1).split(",") if n.strip()}
+    names = {n for _, declared in global_statements(text) for n in declared}
     return bool(names) and any(m.group(1) in names for m in _INSTANCE_ASSIGN.finditer(text))
 
 

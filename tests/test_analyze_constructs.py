@@ -826,6 +826,31 @@ CASES = [
          def reset(self, w):
              dist.broadcast(w, src=0, group=self._env.process_group)
      """, []),
+    ("none: a name the file runs on the world when None means the world in a size-only test elsewhere", """
+     def mean_metrics(buf, pg=None):
+         if pg is None:
+             dist.all_reduce(buf)
+         else:
+             dist.all_reduce(buf, group=pg)
+     def sum_denominator(trainer, d):
+         pg = getattr(trainer, "shard_pg", None)
+         if dist.get_world_size(group=pg) > 1:
+             dist.all_reduce(d, group=pg)
+     """, []),
+    ("none: ... not when the file also tests that name for absence before communicating", """
+     def mean_metrics(buf, pg=None):
+         if pg is None:
+             dist.all_reduce(buf)
+         else:
+             dist.all_reduce(buf, group=pg)
+     def reduce_tp(t, pg=None):
+         if pg is not None:
+             dist.all_reduce(t, group=pg)
+     def sum_denominator(trainer, d):
+         pg = getattr(trainer, "shard_pg", None)
+         if dist.get_world_size(group=pg) > 1:
+             dist.all_reduce(d, group=pg)
+     """, [("PG103", 7), ("PG104", 11)]),
     ("none: a group set to None when its condition fails stands for an absent dimension", """
      def train_step(loss, mesh, dims):
          grp = mesh["dp_cp"].get_group() if dims else None

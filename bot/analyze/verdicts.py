@@ -94,6 +94,9 @@ class Verdicts:
     cached: list[tuple[CollectiveSite, Check]] = field(default_factory=list)
     unguarded: list[Unguarded] = field(default_factory=list)
     copies: list[Copy] = field(default_factory=list)
+    # last names the file treats as the world when None (a world fallback, a world collective in the None branch)
+    # and never tests for absence before communicating: a size-only test of one elsewhere means the world's size
+    world_names: frozenset[str] = frozenset()
 
     @cached_property
     def sides(self) -> dict[int, dict[bool, set[tuple[str, str | None]]]]:
@@ -141,8 +144,9 @@ def decide(module: ModuleFacts) -> Verdicts:
     v.pairs += [c.pair for c in copies if id(c.pair) not in known]  # a folded body's chain (bot.analyze.returns)
     v.copies = [*copies, *lambdas]
     paired = {(id(n), id(p.size.node)) for p in v.pairs for n in _and_inner(p.none.node)}
-    absent = _absent_evidence(module)
     world = _world_fallbacks(module)
+    absent = _absent_evidence(module, world)
+    v.world_names = frozenset(n for n in (leaf_name(o.partition(":")[2]) for o in world) if n not in absent)
     callers = _callers(module)
     dispatch = v.dispatch
     for site in module.sites.collectives.values():
@@ -205,7 +209,7 @@ def _size_only(v: Verdicts, site: CollectiveSite, f: Facts, world: set[str]) -> 
     module = v.module
     assert site.key is not None
     if f.null not in (Null.MAYBE, Null.NONE) or site.separate or _owner(module, site.key, site.function) in world \
-            or _none_is_world(module, site.key, site.function):
+            or leaf_name(site.key) in v.world_names or _none_is_world(module, site.key, site.function):
         return
     for c in sorted(f.size, key=_pos):
         via = c.term.via if isinstance(c.term, SizeOf) else None
@@ -376,9 +380,10 @@ def _split(site: CollectiveSite, f: Facts, paired: set[tuple[int, int]]) -> Spli
 # ------------------------------------------------------------------ what None means
 
 
-def _absent_evidence(module: ModuleFacts) -> dict[str, set[str]]:
+def _absent_evidence(module: ModuleFacts, world: set[str]) -> dict[str, set[str]]:
     """Group keys (and their last names) that the module None-checks before a collective or a world-size query:
-    there None means "this dimension is absent"."""
+    there None means "this dimension is absent". Not where the same function runs the world when it is None
+    (`if g is None: all_reduce(t) else: all_reduce(t, group=g)`: ``world``)."""
     found: dict[str, set[str]] = {}
     sites: Iterable[tuple[str, Facts, FunctionInfo | None]] = [
         *((s.key, s.facts, s.function) for s in module.sites.collectives.values() if s.key and s.facts),
@@ -390,7 +395,8 @@ def _absent_evidence(module: ModuleFacts) -> dict[str, set[str]]:
     for key, facts, function in sites:
         if (facts.nonnull or facts.pred) and not _world_sized_when_none(module, key, function):
             owner = _owner(module, key, function)  # (a None test whose other side counts the world is no evidence)
-            found.setdefault(leaf_name(key), set()).add(owner)
+            if owner not in world:
+                found.setdefault(leaf_name(key), set()).add(owner)
     return found
 
 

@@ -7,6 +7,7 @@ import textwrap
 
 import pytest
 
+import bot.analyze.source as source
 from bot.analyze import analyze_source
 from bot.config import load
 
@@ -1395,8 +1396,12 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("sliced", [False, True], ids=["whole", "sliced"])
 @pytest.mark.parametrize(("name", "body", "expected"), [pytest.param(*c, id=c[0]) for c in CASES])
-def test_construct(name: str, body: str, expected: list[tuple[str, int]]) -> None:
+def test_construct(name: str, body: str, expected: list[tuple[str, int]], sliced: bool,
+                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # Small files are parsed whole; sliced, the same program must give the same findings.
+    monkeypatch.setattr(source, "_SLICE_MIN_CHARS", 0 if sliced else 1 << 40)
     assert sorted(found(body), key=lambda x: x[1]) == sorted(expected, key=lambda x: x[1])
 
 

@@ -118,6 +118,7 @@ class Opt:
 @pytest.mark.parametrize("name", list(PROGRAMS))
 def test_slicing_never_changes_a_result(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     text = HEAD + textwrap.dedent(PROGRAMS[name])
+    monkeypatch.setattr(source, "_SLICE_MIN_CHARS", 0)  # these programs are small: slice them anyway
     with_slicing = analyze_source("m.py", text, CONFIG)
     monkeypatch.setattr(source, "sliced", lambda *args: None)
     without = analyze_source("m.py", text, CONFIG)
@@ -177,3 +178,14 @@ def test_a_method_called_through_another_object_does_not_keep_its_caller() -> No
     assert cut is not None
     assert "def through_self" in cut and "self.forward(t)" in cut
     assert "def through_another" not in cut and "self.module.forward(t)" not in cut
+
+
+def test_small_files_are_parsed_whole() -> None:
+    from bot.analyze import _prefilter_for
+
+    words = _prefilter_for(CONFIG).words
+    small = HEAD + textwrap.dedent(PROGRAMS["plain"])
+    large = small + "\n" * 2 + "\n".join(f"def cold_{i}(x):\n" + COLD.replace("        ", "    ") for i in range(40))
+    assert len(small) < source._SLICE_MIN_CHARS <= len(large)
+    assert not parse(small, words).trimmed
+    assert parse(large, words).trimmed

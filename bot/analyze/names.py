@@ -15,6 +15,9 @@ class Names:
     """Local name -> fully qualified dotted name, collected from every import in the file."""
 
     aliases: dict[str, str] = field(default_factory=dict)
+    # node -> its qualified name: the flow and the call classifiers ask about the same call several times (about
+    # six times per node). Keyed by the node itself, so a node is never confused with a later one at its address.
+    _qualified: dict[ast.expr, str | None] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def of(cls, tree: ast.Module, package: str | None = None) -> Names:
@@ -45,6 +48,13 @@ class Names:
         """Dotted, import-resolved name of a Name/Attribute chain; None if it is not one or not imported."""
         if type(node) is ast.Name:
             return self.aliases.get(node.id)
+        try:
+            return self._qualified[node]
+        except KeyError:
+            found = self._qualified[node] = self._qualify(node)
+            return found
+
+    def _qualify(self, node: ast.expr) -> str | None:
         parts: list[str] = []
         while isinstance(node, ast.Attribute):
             parts.append(node.attr)

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from bot.analyze.source import COMPOUND
 from bot.analyze.terms import is_none
 
+_UNSEEN = object()
+
 
 @dataclass
 class Names:
@@ -48,11 +50,10 @@ class Names:
         """Dotted, import-resolved name of a Name/Attribute chain; None if it is not one or not imported."""
         if type(node) is ast.Name:
             return self.aliases.get(node.id)
-        try:
-            return self._qualified[node]
-        except KeyError:
+        found = self._qualified.get(node, _UNSEEN)
+        if found is _UNSEEN:
             found = self._qualified[node] = self._qualify(node)
-            return found
+        return found  # type: ignore[return-value]
 
     def _qualify(self, node: ast.expr) -> str | None:
         parts: list[str] = []

@@ -857,6 +857,11 @@ CASES = [
          grp = mesh["dp_cp"].get_group() if dims else None
          dist.all_reduce(loss, op=dist.ReduceOp.AVG, group=grp)
      """, [("PG105", 3)]),
+    ("none: a choice between two groups, neither written None, is no such evidence", """
+     def sync(counts, tp_group=None, dp_group=None, dims=False):
+         pg = tp_group if dims else dp_group
+         dist.all_reduce(counts, group=pg)
+     """, []),
     ("none: ... not when the condition only asks whether a parameter is there (its None passed on)", """
      def sync_counts(counts, mesh=None):
          pg = mesh.get_group() if mesh is not None else None

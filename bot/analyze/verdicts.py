@@ -267,7 +267,7 @@ def _calls_as_sites(module: ModuleFacts, reaches: list[Reach], callers: dict[int
             if key is None or f is None or not f.size:
                 continue
             yield r.site._replace(key=key, facts=f, function=call.function, separate=call.separate,
-                          path=call.path, statement=call.statement or r.site.statement)
+                                  path=call.path, statement=call.statement or r.site.statement)
 
 
 def _none_only_callers(module: ModuleFacts, reaches: list[Reach], callers: dict[int, list[CallSite]],
@@ -516,7 +516,7 @@ def _none_unless(function: FunctionInfo | None, key: str) -> bool:
     for node in ast.walk(function.node):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.IfExp) \
                 and any(isinstance(t, ast.Name) and t.id == key for t in node.targets) \
-                and not _passes_on(node.value):
+                and is_none(node.value.body) != is_none(node.value.orelse) and not _passes_on(node.value):
             return True
     return False
 

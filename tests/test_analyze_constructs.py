@@ -662,6 +662,25 @@ CASES = [
          if loss_mesh is not None:
              dist.all_reduce(loss, group=loss_mesh.get_group())
      """, [("PG102", 3), ("PG101", 7)]),
+    ("guard: a mesh test around local padding is no guard when the communication after it has tests of its own", """
+     def embed(x, n, sp_mesh=None):
+         if sp_mesh is not None and sp_mesh.size() > 1:
+             x = x.chunk(sp_mesh.size(), dim=0)[sp_mesh.get_local_rank()]
+         y = x * 2
+         if sp_mesh is not None and sp_mesh.size() > 1:
+             parts = [y] * sp_mesh.size()
+             dist.all_gather(parts, y, group=sp_mesh.get_group())
+             y = parts
+         return y
+     """, [("PG101", 5)]),
+    ("guard: ... nor a mesh early exit whose other side only frees memory", """
+     def release(refs, sp_mesh=None):
+         if sp_mesh is None or sp_mesh.size() == 1:
+             free(refs)
+         elif sp_mesh.get_local_rank() == 0:
+             keep(refs)
+         dist.barrier()
+     """, []),
     ("guard: a full test of a device mesh around local work only (splitting by rank) guards no communication", """
      from torch.distributed.tensor import distribute_tensor
      def split_labels(labels, sp_mesh=None):

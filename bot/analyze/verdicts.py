@@ -322,21 +322,36 @@ def _communicating_closure(module: ModuleFacts) -> set[int]:
 
 def _communicates_after(module: ModuleFacts, pair: Pair, communicating: set[int]) -> bool:
     """Does the chain's function communicate after it: a collective, a call into a function that does, or
-    DTensor placement (`distribute_tensor`, ...), here or in the function called?"""
+    DTensor placement (`distribute_tensor`, ...), here or in the function called? When the chain is an `if`
+    test, only the communication it guards counts (in its block, or after an early exit): a mesh test around
+    local padding is no guard even if the function gathers later, under a test of its own."""
     function = pair.chain.function
     start = pair.chain.node.lineno
     source = module.ctx.source.lines
+    branch = _branch_of(function, pair.chain.node)
+    outcome = not pair.negated  # the test's value on the side that communicates
 
     def distributes(node: ast.AST, first: int) -> bool:
         return any(_DTENSOR_CALL.search(line) for line in source[first - 1 : node.end_lineno])  # type: ignore[attr-defined]
 
-    if any(s.function is function and s.call.lineno >= start for s in module.sites.collectives.values()):
+    def under(path: frozenset[tuple[int, bool]], line: int) -> bool:
+        return line >= start if branch is None else (id(pair.chain.node), outcome) in path
+
+    if any(s.function is function and under(s.path, s.call.lineno) for s in module.sites.collectives.values()):
         return True
     for c in module.sites.calls.values():
-        if c.function is function and c.call.lineno >= start and \
+        if c.function is function and under(c.path, c.call.lineno) and \
                 (id(c.callee.node) in communicating or distributes(c.callee.node, c.callee.node.lineno)):
             return True
+    # DTensor placement after the test counts wherever it is: the test sets up the mesh it places on
     return distributes(function.node if function is not None else module.ctx.source.tree, start)
+
+
+def _branch_of(function: FunctionInfo | None, test: ast.expr) -> ast.If | None:
+    """The `if` statement whose whole test ``test`` is, in the function."""
+    if function is None:
+        return None
+    return next((n for n in ast.walk(function.node) if isinstance(n, ast.If) and n.test is test), None)
 
 def _communicating(module: ModuleFacts) -> set[int]:
     return {id(h.node) for s in module.sites.collectives.values() if (h := _helper(module, s)) is not None}

@@ -530,6 +530,31 @@ CASES = [
          if LAYOUT.n > 1:
              dist.all_reduce(t, group=LAYOUT.grp)
      """, []),
+    ("size: an attribute set only to 1 and to a parallel-state getter's size, in a constructor with no collective, is separately supplied", """
+     class Reducer:
+         def __init__(self, mpu=None):
+             if mpu is None:
+                 self.tp_grp = None
+                 self.tp_n = 1
+             else:
+                 self.tp_grp = mpu.get_model_parallel_group()
+                 self.tp_n = mpu.get_model_parallel_world_size()
+         def tp_sum(self, t):
+             if self.tp_grp is None or self.tp_n == 1:
+                 return
+             dist.all_reduce(t, group=self.tp_grp)
+     """, []),
+    ("size: ... attributes assigned from each other are no size at all (and end)", """
+     class Reducer:
+         def __init__(self, grp=None):
+             self.grp = grp
+             self.a = self.b
+             self.b = self.a
+         def tp_sum(self, t):
+             if self.grp is None or self.a == 1:
+                 return
+             dist.all_reduce(t, group=self.grp)
+     """, [("PG103", 7)]),
     # ---------------------------------------------------------------- guards however they are split
     ("guard: nested ifs", """
      def f(t, g=None):

@@ -16,7 +16,7 @@ from bot.analyze.names import dotted, leaf_name
 from bot.analyze.returns import returned_test
 from bot.analyze.scan import global_statements
 from bot.analyze.source import child_blocks
-from bot.analyze.terms import Null, is_none, none_test
+from bot.analyze.terms import Null, Separate, is_none, none_test
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 _COMMENT = re.compile(r"#(.*)$")
@@ -90,6 +90,9 @@ class ModuleEnv:
     _returned: dict[int, ast.expr | None] = field(default_factory=dict)
     _origins: dict[tuple[str, int], Null] = field(default_factory=dict)  # asked for every assignment: remembered
     _filled: dict[int, dict[str, int]] = field(default_factory=dict)  # id of a function node -> filled_in
+    _assigned: dict[int, dict[str, list[ast.expr]]] = field(default_factory=dict)  # id of a class node -> values
+    # id of a class node -> `self.x` -> the separately supplied size it always holds, or None (bot.analyze.flow)
+    supplied_sizes: dict[int, dict[str, Separate | None]] = field(default_factory=dict)
     # (callee, depth, calling function) -> whether the callee returns a guard (bot.analyze.flow.Walker.guard_like)
     guard_bodies: dict[tuple[int, int, int], bool] = field(default_factory=dict)
 
@@ -165,6 +168,21 @@ class ModuleEnv:
                                      for c in self.mro(klass)):
             return Null.MAYBE
         return Null.UNKNOWN
+
+    def assigned_values(self, klass: ClassInfo) -> dict[str, list[ast.expr]]:
+        """`self.x` -> every value a method of the class assigns it (plain and annotated assignments)."""
+        key = id(klass.node)
+        if key not in self._assigned:
+            found: dict[str, list[ast.expr]] = {}
+            for method in klass.methods.values():
+                for node in _statements(method.node.body):
+                    if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                        for target in _targets(node):
+                            text = dotted(target)
+                            if text is not None and text.startswith("self.") and text.count(".") == 1:
+                                found.setdefault(text, []).append(node.value)
+            self._assigned[key] = found
+        return self._assigned[key]
 
     def filled_in(self, function: FunctionInfo) -> dict[str, int]:
         """Names the function gives a value when None, with the line that first does (`if g is None: g = X`)."""

@@ -618,6 +618,10 @@ class Walker:
                         self.depth -= 1
                     if isinstance(held, SizeOf):
                         return held._replace(via=text)
+            if key is not None and key.startswith("self.") and key.count(".") == 1:
+                supplied = self._supplied_attribute(key)
+                if supplied is not None:
+                    return supplied
             leaf = (text or "").rpartition(".")[2]
             if isinstance(node, ast.Name) and self.function is not None and node.id in self.function.params:
                 return Separate("argument", node.id)  # a count the caller supplies (`tp_n > 1`, `shards == 1`)
@@ -632,6 +636,25 @@ class Walker:
             b_state = self.assume(s, node.test, False, node.test, True)
             return join_term(self.term(node.body, a_state), a_state, self.term(node.orelse, b_state), b_state, self)
         return None
+
+    def _supplied_attribute(self, key: str) -> Separate | None:
+        """`self.tp_n`, set in the class only to constants and to separately supplied sizes (`mpu.get_x_size()`),
+        also in methods that are not walked (a constructor touching no collective): a separately supplied size."""
+        klass = self.env.class_of(self.function) if self.function is not None else None
+        if klass is None:
+            return None
+        memo = self.env.supplied_sizes.setdefault(id(klass.node), {})
+        if key not in memo:
+            memo[key] = None  # (while its values are read: `self.a = self.b`, `self.b = self.a` ends here)
+            values = [v for c in self.env.mro(klass) for v in self.env.assigned_values(c).get(key, [])]
+            self.depth += 1
+            try:
+                terms = [self.term(v, State()) for v in values] if self.depth < _MAX_DEPTH else []
+            finally:
+                self.depth -= 1
+            separate = [t for t in terms if isinstance(t, Separate)]
+            memo[key] = separate[0] if separate and all(isinstance(t, (Separate, Const)) for t in terms) else None
+        return memo[key]
 
     def _singleton_size(self, key: str) -> SizeTerm | None:
         """`LAYOUT.n`, where the module-level LAYOUT holds the one instance of a class here: what that class's

@@ -618,10 +618,6 @@ class Walker:
                         self.depth -= 1
                     if isinstance(held, SizeOf):
                         return held._replace(via=text)
-            if key is not None and key.startswith("self.") and key.count(".") == 1:
-                supplied = self._supplied_attribute(key)
-                if supplied is not None:
-                    return supplied
             leaf = (text or "").rpartition(".")[2]
             if isinstance(node, ast.Name) and self.function is not None and node.id in self.function.params:
                 return Separate("argument", node.id)  # a count the caller supplies (`tp_n > 1`, `shards == 1`)
@@ -713,6 +709,10 @@ class Walker:
         if compare is not None:
             term = self.term(compare.term, s)
             multi = compare.positive == value  # this branch is the multi-rank (or non-member) side
+            if term is None and multi and isinstance(compare.term, ast.Attribute):
+                key = self.canon(compare.term, s)  # (only here: a size test is where a supplied size matters)
+                if key is not None and key.startswith("self.") and key.count(".") == 1:
+                    term = self._supplied_attribute(key)
             if isinstance(term, SizeOf):
                 if not multi:
                     return s

@@ -1437,6 +1437,13 @@ CASES = [
              if group is not None:
                  Layer.reduce(self, t, group)
      """, [("PG103", 6)]),
+    ("calls: torch_xla's collectives take replica lists, not process groups", """
+     import torch_xla.core.xla_model as xm
+     def share(t, replicas=None):
+         if replicas is not None:
+             xm.all_reduce(xm.REDUCE_SUM, [t], groups=replicas)
+         return t
+     """, []),
     ("calls: positional group", """
      def f(t, g=None):
          if g is not None:

@@ -187,11 +187,16 @@ class Context:
         return text is not None and text.endswith(_WORLD_SUFFIXES)
 
 
+# Libraries whose functions named for collectives are not the project's wrappers of torch.distributed: torch's
+# and numpy's own, and torch_xla's (`xm.all_reduce(op, ts, groups=[[0, 1]])` takes replica lists, not groups)
+_NOT_WRAPPERS = ("torch.", "numpy.", "torch_xla.")
+
+
 def is_wrapper(qualified: str, config: Config) -> bool:
     """An imported function named for a collective (what it is called where it is defined: `x as y` is x),
-    from the project, not from torch, numpy or a comm module (whose collectives are known by name)."""
+    from the project, not from torch, numpy, torch_xla or a comm module (whose collectives are known by name)."""
     name = qualified.rpartition(".")[2]
-    return bool(WRAPPER_NAME.search(name)) and not name.isupper() and not qualified.startswith(("torch.", "numpy.")) \
+    return bool(WRAPPER_NAME.search(name)) and not name.isupper() and not qualified.startswith(_NOT_WRAPPERS) \
         and not any(qualified.startswith(f"{m}.") for m in config.comm_modules)
 
 

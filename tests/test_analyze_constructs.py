@@ -896,6 +896,30 @@ CASES = [
          if dist.get_world_size(group=pg) > 1:
              dist.all_reduce(d, group=pg)
      """, [("PG103", 7), ("PG104", 11)]),
+    ("none: a helper whose every in-file caller passes a group that is there (filled with the default group)", """
+     from .utils import get_default_group
+     def reduce_sum(t, group=None):
+         if group is not None:
+             dist.all_reduce(t, group=group)
+     def broadcast_objects(data, src=0, group=None):
+         if group is None:
+             group = get_default_group()
+         _broadcast_objects(data, src, group)
+     def _broadcast_objects(data, src=0, group=None):
+         dist.broadcast(data, src=src, group=group)
+     """, [("PG103", 3)]),
+    ("none: a docstring saying None is the default group, over the function's one optional group", """
+     def all_reduce(t, pg=None):
+         \"\"\"Own wrapper: None means the default group; no-op when not distributed.\"\"\"
+         if dist.get_world_size(pg) > 1:
+             dist.all_reduce(t, group=pg)
+     """, []),
+    ("none: ... not when the function takes two optional groups (which one is meant?)", """
+     def all_reduce(t, tp_group=None, dp_group=None):
+         \"\"\"None means the default group.\"\"\"
+         if dist.get_world_size(tp_group) > 1:
+             dist.all_reduce(t, group=tp_group)
+     """, [("PG104", 3)]),
     ("none: a group set to None when its condition fails stands for an absent dimension", """
      def train_step(loss, mesh, dims):
          grp = mesh["dp_cp"].get_group() if dims else None

@@ -39,7 +39,8 @@ FUNCTIONAL_COLLECTIVES = frozenset({*_FUNCOL_GROUP_INDEX, *_NN_FUNCTIONAL_GROUP_
 _FUNCOL = "_functional_collectives"
 _NN_FUNCTIONAL = "nn.functional"
 # Names of expressions that are the world group itself (an explicit fallback to the world).
-_WORLD_SUFFIXES = ("group.WORLD", "GroupMember.WORLD", "_get_default_group", "get_world_group",
+# (`get_default_group` also ends torch's `_get_default_group`; projects wrap it under that name: mmengine)
+_WORLD_SUFFIXES = ("group.WORLD", "GroupMember.WORLD", "get_default_group", "get_world_group",
                    "_clone_world_group", "_WORLD")
 
 

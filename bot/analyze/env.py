@@ -14,7 +14,7 @@ from typing import NamedTuple
 from bot.analyze.context import Context
 from bot.analyze.names import dotted, leaf_name
 from bot.analyze.returns import returned_test
-from bot.analyze.scan import global_statements
+from bot.analyze.scan import GROUP_NAME, global_statements
 from bot.analyze.source import child_blocks
 from bot.analyze.terms import Null, Separate, is_none, none_test
 
@@ -342,7 +342,19 @@ class ModuleEnv:
             for line in _mentions(doc, leaf):
                 if (_WORLD_DOC.search(line) or _WORLD_DEFAULT.search(line)) and not _ABSENT_DOC.search(line):
                     return True
+        if function is not None and self._the_only_group(name, function):
+            # `"""None means the default group."""` over `def all_reduce(t, pg=None)`: it can only mean pg
+            doc = ast.get_docstring(function.node, clean=False) or ""
+            clauses = (c for line in doc.splitlines() for c in re.split(r"[.;]", line))
+            if any(_WORLD_DOC.search(c) and not _ABSENT_DOC.search(c) for c in clauses):
+                return True
         return any(re.search(r"\bworld|default group|global group", c, re.I) for c in self._comments(function, leaf))
+
+    @staticmethod
+    def _the_only_group(name: str, function: FunctionInfo) -> bool:
+        """``name`` is the function's one parameter that can be None and is named like a group."""
+        optional = optional_params(function.node)
+        return name in optional and [p for p in optional if GROUP_NAME.search(p)] == [name]
 
     def absent_documented(self, name: str, function: FunctionInfo | None) -> bool:
         """The docs, or a comment in the class or function, say None means the dimension is absent (`# the

@@ -674,7 +674,8 @@ def _reaches(module: ModuleFacts, callers: dict[int, list[CallSite]]) -> list[Re
 
 
 def _guarded_by_callers(module: ModuleFacts, site: CollectiveSite, callers: dict[int, list[CallSite]]) -> bool:
-    """Every in-file caller of the helper already tests the group (the helper's collective is guarded there)."""
+    """Every in-file caller of the helper already tests the group (the helper's collective is guarded there) or
+    passes one that is there (`if group is None: group = get_default_group()` before the call)."""
     helper = _helper(module, site)
     rel = _relative(module, site.function, site.key) if site.function is not None and site.key else None
     if helper is None or rel is None:
@@ -687,7 +688,7 @@ def _guarded_by_callers(module: ModuleFacts, site: CollectiveSite, callers: dict
         if key is None:
             return False
         f = call.groups.get(key)
-        if f is None or not (f.nonnull or f.pred or call.separate) or f.null == Null.NONE:
+        if f is None or not (f.nonnull or f.pred or call.separate or f.null == Null.NOT_NONE) or f.null == Null.NONE:
             return False
     return True
 

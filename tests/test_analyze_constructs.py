@@ -555,6 +555,22 @@ CASES = [
                  return
              dist.all_reduce(t, group=self.grp)
      """, [("PG103", 7)]),
+    ("size: `ws(g) if dist.is_initialized() else 1` is still g's world size when g is None", """
+     def gather_seq(x, group=None):
+         world = dist.get_world_size(group) if dist.is_initialized() else 1
+         if world == 1:
+             return x
+         out = [x] * world
+         dist.all_gather(out, x, group=group)
+         return out
+     """, [("PG104", 3)]),
+    ("size: ... while `ws(g) if g is not None else 1` is None-safe", """
+     def gather_seq(x, group=None):
+         world = dist.get_world_size(group) if group is not None else 1
+         if world == 1:
+             return x
+         dist.all_gather([x, x], x, group=group)
+     """, [("PG102", 2)]),
     # ---------------------------------------------------------------- guards however they are split
     ("guard: nested ifs", """
      def f(t, g=None):
@@ -1468,6 +1484,17 @@ CASES = [
              xm.all_reduce(xm.REDUCE_SUM, [t], groups=replicas)
          return t
      """, []),
+    ("copy: a predicate whose chain also checks the group can be asked (hasattr) is still a copy", """
+     def _is_tp(tp_group):
+         return tp_group is not None and hasattr(tp_group, "size") and tp_group.size() > 1
+     def reduce(t, tp_group=None):
+         if _is_tp(tp_group):
+             dist.all_reduce(t, group=tp_group)
+     """, [("PG107", 1)]),
+    ("copy: ... but not when another operand decides too", """
+     def _is_tp(tp_group, enabled):
+         return tp_group is not None and enabled and tp_group.size() > 1
+     """, [("PG101", 2)]),
     ("calls: positional group", """
      def f(t, g=None):
          if g is not None:

@@ -742,12 +742,26 @@ def _copies(module: ModuleFacts, pairs: list[Pair]) -> Iterable[Copy]:
             scratch = Sites()
             Walker(module.env, f, scratch, {}, module.group_keys).chain(inner, State())
             pair = next((p for chain in scratch.chains.values() for p in chain_pairs(chain)), None)
-        if pair is None or len(pair.chain.node.values) != 2:
+        if pair is None or not _only_the_guard(module, pair):
             continue
         key = pair.none.key
         params = f.params[1:] if f.is_method else f.params
         if key in params or (f.is_method and key.startswith("self.")):
             yield Copy(f.node.name, f.node, pair, key, f)
+
+
+def _only_the_guard(module: ModuleFacts, pair: Pair) -> bool:
+    """The chain is the full guard and nothing else that decides: its other operands only check that the group
+    can be asked (`hasattr(g, "size")`, `isinstance(g, ProcessGroup)`) or that distributed is up
+    (`dist.is_initialized()`), which is_parallel's own `get_world_size` needs anyway."""
+    for value in pair.chain.node.values:
+        if value is pair.none.node or value is pair.size.node:
+            continue
+        if not (isinstance(value, ast.Call) and not value.keywords and (
+                (dotted(value.func) in ("hasattr", "isinstance") and value.args and dotted(value.args[0]) == pair.none.key)
+                or (not value.args and module.ctx.comm_function(value) in ("is_initialized", "is_available")))):
+            return False
+    return True
 
 
 def _lambda_copies(module: ModuleFacts) -> Iterable[Copy]:

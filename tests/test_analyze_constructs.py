@@ -1495,6 +1495,24 @@ CASES = [
      def _is_tp(tp_group, enabled):
          return tp_group is not None and enabled and tp_group.size() > 1
      """, [("PG101", 2)]),
+    ("copy: a predicate that fetches its own group, False on every other return", """
+     from .state import get_cp_group
+     def is_cp_active():
+         try:
+             group = get_cp_group()
+             return group is not None and dist.get_world_size(group) > 1
+         except RuntimeError:
+             return False
+     """, [("PG107", 2)]),
+    ("copy: ... not when another return says something else", """
+     from .state import get_cp_group
+     def is_cp_active():
+         try:
+             group = get_cp_group()
+             return group is not None and dist.get_world_size(group) > 1
+         except RuntimeError:
+             return True
+     """, [("PG101", 5)]),
     ("calls: positional group", """
      def f(t, g=None):
          if g is not None:

@@ -175,7 +175,7 @@ class ModuleEnv:
         if key not in self._assigned:
             found: dict[str, list[ast.expr]] = {}
             for method in klass.methods.values():
-                for node in _statements(method.node.body):
+                for node in own_statements(method.node.body):
                     if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                         for target in _targets(node):
                             text = dotted(target)
@@ -294,7 +294,7 @@ class ModuleEnv:
         out: dict[str, str] = {}
         params = set(forward.params[1:])
         ctx = forward.params[0] + "." if forward.params else None
-        for node in _statements(forward.node.body):
+        for node in own_statements(forward.node.body):
             if not isinstance(node, ast.Assign) or ctx is None:
                 continue
             pairs: list[tuple[ast.expr, ast.expr]] = [(t, node.value) for t in node.targets]
@@ -471,7 +471,7 @@ def _optional_attributes(klass: ClassInfo) -> set[str]:
                 attrs.update(f"self.{t.id}" for t in _targets(item) if isinstance(t, ast.Name))
     for method in klass.methods.values():
         params = optional_params(method.node) - _filled_in(method.node).keys()
-        for node in _statements(method.node.body):
+        for node in own_statements(method.node.body):
             if isinstance(node, (ast.Assign, ast.AnnAssign)):
                 annotated = isinstance(node, ast.AnnAssign) and optional_annotation(node.annotation)
                 if annotated or _may_be_none(node.value, params):
@@ -487,7 +487,7 @@ def _filled_in(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, in
     `grp = grp or WORLD`, `grp = X if grp is None else grp`), with the first line that does: an attribute set
     from them later is never None, and a caller's None does not reach what follows."""
     filled: dict[str, int] = {}
-    for node in _statements(function.body):
+    for node in own_statements(function.body):
         if isinstance(node, ast.If):
             test = none_test(node.test)
             if test is not None and test.is_none and isinstance(test.target, ast.Name):
@@ -520,7 +520,7 @@ def _singletons(env: ModuleEnv) -> dict[str, ClassInfo]:
             bound[name] = None
 
     def assignments(body: list[ast.stmt], names: set[str] | None) -> None:
-        for stmt in body if names is None else _statements(body):
+        for stmt in body if names is None else own_statements(body):
             if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
                 for target in _targets(stmt):
                     if isinstance(target, ast.Name) and (names is None or target.id in names):
@@ -539,7 +539,7 @@ def _singletons(env: ModuleEnv) -> dict[str, ClassInfo]:
         body = "\n".join(env.ctx.source.lines[start - 1 : end])
         if not any(f"{name}(" in body for name in env.class_by_name):
             continue  # (`global cdb` then `cdb = TorchBackend(...)` of another module's class: most such functions)
-        declared = {n for stmt in _statements(f.node.body) if isinstance(stmt, ast.Global) for n in stmt.names}
+        declared = {n for stmt in own_statements(f.node.body) if isinstance(stmt, ast.Global) for n in stmt.names}
         if declared:
             assignments(f.node.body, declared)
     return {name: env.class_by_name[next(iter(classes))] for name, classes in bound.items()
@@ -586,7 +586,7 @@ def _targets(node: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
     return [node.target]
 
 
-def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+def own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """Statements of a function body, nested blocks included, nested functions and classes excluded."""
     stack = list(reversed(body))
     while stack:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import NamedTuple
 
-from bot.analyze.env import FunctionInfo, none_defaults
+from bot.analyze.env import FunctionInfo, none_defaults, own_statements
 from bot.analyze.flow import Atom, CallSite, ChainSite, Check, CollectiveSite, Facts, Sites, State, Walker
 from bot.analyze.module import ModuleFacts
 from bot.analyze.names import dotted, leaf_name
@@ -733,7 +733,7 @@ def _copies(module: ModuleFacts, pairs: list[Pair]) -> Iterable[Copy]:
         if f.parent is None and f.klass is None and f.node.name == config.predicate_function and \
                 module.ctx.path.replace("\\", "/").endswith(home):
             continue  # the predicate itself, in its own module
-        body = module.env.returned(f)
+        body = module.env.returned(f) or _fetches_and_returns(f)
         if body is None:
             continue
         inner = body.operand if isinstance(body, ast.UnaryOp) and isinstance(body.op, ast.Not) else body
@@ -746,8 +746,27 @@ def _copies(module: ModuleFacts, pairs: list[Pair]) -> Iterable[Copy]:
             continue
         key = pair.none.key
         params = f.params[1:] if f.is_method else f.params
-        if key in params or (f.is_method and key.startswith("self.")):
+        if key in params or (f.is_method and key.startswith("self.")) or (not params and key in _fetched(f)):
             yield Copy(f.node.name, f.node, pair, key, f)
+
+
+def _fetched(function: FunctionInfo) -> set[str]:
+    """Locals the function binds to a call's result (`group = get_cp_group()`): a group it fetches itself."""
+    return {t.id for node in own_statements(function.node.body) if isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Call) for t in node.targets if isinstance(t, ast.Name)}
+
+
+def _fetches_and_returns(function: FunctionInfo) -> ast.expr | None:
+    """`try: g = get_cp_group(); return g is not None and ws(g) > 1` / `except ...: return False`: a predicate
+    that fetches its own group; every other return is False. Its one test, else None."""
+    if function.params[1:] if function.is_method else function.params:
+        return None
+    returns = [n for n in own_statements(function.node.body) if isinstance(n, ast.Return)]
+    tests = [r.value for r in returns if isinstance(r.value, ast.BoolOp)]
+    others = [r for r in returns if not isinstance(r.value, ast.BoolOp)]
+    if len(tests) != 1 or not all(isinstance(r.value, ast.Constant) and r.value.value is False for r in others):
+        return None
+    return tests[0]
 
 
 def _only_the_guard(module: ModuleFacts, pair: Pair) -> bool:

@@ -208,6 +208,9 @@ _EMPTY = ast.Module(body=[], type_ignores=[])
 # Below this size, finding what to cut costs more than parsing it (measured on DeepSpeed's files: 10 KB)
 _SLICE_MIN_CHARS = 10_000
 _NEWLINE = re.compile(r"\r\n|\r|\n")  # the line ends ast counts
+_CALL_OF: dict[str, re.Pattern[str]] = {}  # called name -> `name\s*\(`, shared by every file
+
+
 def _resolvable_owner(text: str, dot: int) -> bool:
     """`self.f(`, `cls.f(`, `Cls.f(` (a static or class method called through its class, named as classes are),
     the name before the dot at ``dot`` standing alone (not `x.self.f(`)."""
@@ -216,7 +219,6 @@ def _resolvable_owner(text: str, dot: int) -> bool:
         return False
     owner = text[start:dot]
     return owner in ("self", "cls") or owner.lstrip("_")[:1].isupper()
-_CALL_OF: dict[str, re.Pattern[str]] = {}  # called name -> `name\s*\(`, shared by every file
 
 
 COMPOUND = (  # statements that hold blocks of statements (and the block holders within them)

@@ -544,6 +544,26 @@ CASES = [
                  return
              dist.all_reduce(t, group=self.tp_grp)
      """, []),
+    ("size: an attribute set from a constructor's own argument is separately supplied (read in the constructor)", """
+     class Reducer:
+         def __init__(self, grp=None, parts=1):
+             self.grp = grp
+             self.parts = parts
+         def tp_sum(self, t):
+             if self.grp is None or self.parts == 1:
+                 return
+             dist.all_reduce(t, group=self.grp)
+     """, []),
+    ("size: ... but a method's parameter of the same name does not make it one", """
+     class Reducer:
+         def __init__(self, grp=None):
+             self.grp = grp
+             self.parts = dist.get_world_size(self.grp) if self.grp is not None else 1
+         def tp_sum(self, t, parts=2):
+             if self.grp is None or self.parts == 1:
+                 return
+             dist.all_reduce(t, group=self.grp)
+     """, [("PG102", 6)]),
     ("size: ... attributes assigned from each other are no size at all (and end)", """
      class Reducer:
          def __init__(self, grp=None):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -62,15 +62,9 @@ class ClassInfo:
     methods: dict[str, FunctionInfo] = field(default_factory=dict)
     lambdas: dict[str, ast.Lambda] = field(default_factory=dict)  # class-level `is_tp = lambda g: ...`
     autograd: bool | None = None  # a torch.autograd.Function (through bases here); None: not asked yet
-    _optional: set[str] | None = None  # computed on first use: most classes are never asked
-    read_as_optional: set[str] | None = None  # `getattr(self, "x", None)` in the class (ModuleEnv, on first use)
-
-    @property
-    def optional_attrs(self) -> set[str]:
-        """`self.x` that can hold None."""
-        if self._optional is None:
-            self._optional = _optional_attributes(self)
-        return self._optional
+    # ModuleEnv fills these on first use (most classes are never asked):
+    optional: set[str] | None = None  # `self.x` that can hold None
+    read_as_optional: set[str] | None = None  # `getattr(self, "x", None)` in the class
 
 
 @dataclass
@@ -90,7 +84,8 @@ class ModuleEnv:
     _returned: dict[int, ast.expr | None] = field(default_factory=dict)
     _origins: dict[tuple[str, int], Null] = field(default_factory=dict)  # asked for every assignment: remembered
     _filled: dict[int, dict[str, int]] = field(default_factory=dict)  # id of a function node -> filled_in
-    _assigned: dict[int, dict[str, list[ast.expr]]] = field(default_factory=dict)  # id of a class node -> values
+    # id of a class node -> `self.x` -> (the method, the value it assigns)
+    _assigned: dict[int, dict[str, list[tuple[FunctionInfo, ast.expr]]]] = field(default_factory=dict)
     # id of a class node -> `self.x` -> the separately supplied size it always holds, or None (bot.analyze.flow)
     supplied_sizes: dict[int, dict[str, Separate | None]] = field(default_factory=dict)
     # (callee, depth, calling function) -> whether the callee returns a guard (bot.analyze.flow.Walker.guard_like)
@@ -160,27 +155,28 @@ class ModuleEnv:
             return Null.MAYBE if head in self.optional_globals else Null.UNKNOWN
         if head in ("self", "cls") and function is not None:
             klass = self.class_of(function)
-            if klass is not None and any(key in c.optional_attrs or rest in self._read_as_optional(c)
+            if klass is not None and any(key in self._optional_attrs(c) or rest in self._read_as_optional(c)
                                          for c in self.mro(klass)):
                 return Null.MAYBE
         klass = self.singleton(head, function)
-        if klass is not None and any(f"self.{rest}" in c.optional_attrs or rest in self._read_as_optional(c)
+        if klass is not None and any(f"self.{rest}" in self._optional_attrs(c) or rest in self._read_as_optional(c)
                                      for c in self.mro(klass)):
             return Null.MAYBE
         return Null.UNKNOWN
 
-    def assigned_values(self, klass: ClassInfo) -> dict[str, list[ast.expr]]:
-        """`self.x` -> every value a method of the class assigns it (plain and annotated assignments)."""
+    def assigned_values(self, klass: ClassInfo) -> dict[str, list[tuple[FunctionInfo, ast.expr]]]:
+        """`self.x` -> every value a method of the class assigns it (plain and annotated assignments), with the
+        method that assigns it (whose parameters the value may name)."""
         key = id(klass.node)
         if key not in self._assigned:
-            found: dict[str, list[ast.expr]] = {}
+            found: dict[str, list[tuple[FunctionInfo, ast.expr]]] = {}
             for method in klass.methods.values():
                 for node in own_statements(method.node.body):
                     if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                         for target in _targets(node):
                             text = dotted(target)
                             if text is not None and text.startswith("self.") and text.count(".") == 1:
-                                found.setdefault(text, []).append(node.value)
+                                found.setdefault(text, []).append((method, node.value))
             self._assigned[key] = found
         return self._assigned[key]
 
@@ -201,6 +197,11 @@ class ModuleEnv:
                 return None
             scope = scope.parent
         return klass
+
+    def _optional_attrs(self, klass: ClassInfo) -> set[str]:
+        if klass.optional is None:
+            klass.optional = _optional_attributes(klass, self.filled_in)
+        return klass.optional
 
     def _read_as_optional(self, klass: ClassInfo) -> set[str]:
         """Attributes the class reads as `getattr(self, "x", None)`: it expects them to be missing or None."""
@@ -460,7 +461,7 @@ def optional_annotation(node: ast.expr) -> bool:
     return False
 
 
-def _optional_attributes(klass: ClassInfo) -> set[str]:
+def _optional_attributes(klass: ClassInfo, filled_in: Callable[[FunctionInfo], dict[str, int]]) -> set[str]:
     """`self.x` assigned None, an optional parameter, `getattr(..., None)` or a conditional with a None branch
     anywhere in the class; class-level `x = None` / `x: Optional[...]` too."""
     attrs: set[str] = set()
@@ -470,7 +471,7 @@ def _optional_attributes(klass: ClassInfo) -> set[str]:
             if annotated or _may_be_none(item.value, set()):
                 attrs.update(f"self.{t.id}" for t in _targets(item) if isinstance(t, ast.Name))
     for method in klass.methods.values():
-        params = optional_params(method.node) - _filled_in(method.node).keys()
+        params = optional_params(method.node) - filled_in(method).keys()
         for node in own_statements(method.node.body):
             if isinstance(node, (ast.Assign, ast.AnnAssign)):
                 annotated = isinstance(node, ast.AnnAssign) and optional_annotation(node.annotation)

@@ -634,23 +634,34 @@ class Walker:
         return None
 
     def _supplied_attribute(self, key: str) -> Separate | None:
-        """`self.tp_n`, set in the class only to constants and to separately supplied sizes (`mpu.get_x_size()`),
-        also in methods that are not walked (a constructor touching no collective): a separately supplied size."""
+        """`self.tp_n`, set in the class only to constants and to separately supplied sizes (`mpu.get_x_size()`,
+        a parameter of the method that sets it), also in methods that are not walked (a constructor touching no
+        collective): a separately supplied size. Each value is read in the method that assigns it."""
         klass = self.env.class_of(self.function) if self.function is not None else None
         if klass is None:
             return None
         memo = self.env.supplied_sizes.setdefault(id(klass.node), {})
         if key not in memo:
             memo[key] = None  # (while its values are read: `self.a = self.b`, `self.b = self.a` ends here)
-            values = [v for c in self.env.mro(klass) for v in self.env.assigned_values(c).get(key, [])]
-            self.depth += 1
-            try:
-                terms = [self.term(v, State()) for v in values] if self.depth < _MAX_DEPTH else []
-            finally:
-                self.depth -= 1
+            terms = [self._term_in(method, value)
+                     for c in self.env.mro(klass) for method, value in self.env.assigned_values(c).get(key, [])]
             separate = [t for t in terms if isinstance(t, Separate)]
             memo[key] = separate[0] if separate and all(isinstance(t, (Separate, Const)) for t in terms) else None
         return memo[key]
+
+    def _term_in(self, method: FunctionInfo, value: ast.expr) -> SizeTerm | None:
+        """What ``value`` measures where ``method`` computes it, from no facts (one level deeper)."""
+        if self.depth + 1 >= _MAX_DEPTH:
+            return None
+        walker = self
+        if method is not self.function:
+            walker = Walker(self.env, method, self.sites, self.summaries, self.group_keys)
+            walker.depth = self.depth
+        walker.depth += 1
+        try:
+            return walker.term(value, State())
+        finally:
+            walker.depth -= 1
 
     def _singleton_size(self, key: str) -> SizeTerm | None:
         """`LAYOUT.n`, where the module-level LAYOUT holds the one instance of a class here: what that class's

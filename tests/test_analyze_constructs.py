@@ -65,6 +65,29 @@ CASES = [
              raise ValueError("no group")
          dist.all_reduce(t, group=g)
      """, []),
+    ("narrow: ... so is a None test whose else raises", """
+     def f(t, g=None):
+         if g is not None:
+             dist.all_reduce(t, group=g)
+         else:
+             raise ValueError("no group")
+     """, []),
+    ("narrow: ... and one that picks another backend, the chain's last else raising", """
+     def sync(t, g=None, comm=None):
+         if g is not None:
+             dist.all_reduce(t, group=g)
+         elif comm is not None:
+             comm.allreduce(t)
+         else:
+             raise ValueError("a group or a communicator")
+     """, []),
+    ("narrow: ... but an else that only sometimes raises leaves the None test a guard", """
+     def f(t, strict, g=None):
+         if g is not None:
+             dist.all_reduce(t, group=g)
+         elif strict:
+             raise ValueError("no group")
+     """, [("PG103", 2)]),
     ("narrow: an error returned with a message is a precondition, as raise is", """
      def pull(self, name, buf):
          link = self._links.get(name)
@@ -194,6 +217,29 @@ CASES = [
              group = dist.group.WORLD
          if dist.get_world_size(group) > 1:
              dist.all_reduce(t, group=group)
+     """, []),
+    ("which None: a parameter that defaults to the world group is the world when None, whatever its annotation", """
+     def share(t, grp: ProcessGroup | None = dist.group.WORLD):
+         if dist.get_world_size(group=grp) > 1:
+             dist.broadcast(t, src=0, group=grp)
+     def share_too(t, pg: ProcessGroup | None = None):
+         if dist.get_world_size(group=pg) > 1:
+             dist.broadcast(t, src=0, group=pg)
+     """, [("PG104", 5)]),
+    ("which None: a parameter's documentation continued on indented lines says it defaults to the world", """
+     class Saver:
+         \"\"\"Args:
+             pg (ProcessGroup, optional): process group to use for the
+                 exchange. Note that this does not have to match the data
+                 layout exactly, but should cover its replicas. Defaults to
+                 the whole world.
+         \"\"\"
+         def __init__(self, pg=None):
+             self.pg = pg
+         def exchange(self, objs):
+             if dist.get_world_size(group=self.pg) <= 1:
+                 return objs
+             dist.all_gather_object(objs, objs[0], group=self.pg)
      """, []),
     ("rebind: conditional world fallback", """
      def f(t, group=None):
@@ -342,6 +388,20 @@ CASES = [
              return t
          dist.all_reduce(t, group=g)
      """, []),
+    ("separate size: ... but the len() of something that counts no ranks tests nothing of the group", """
+     def gather_all(tensors, g: Optional[ProcessGroup]):
+         n = len(tensors)
+         if n > 1 and g is not None:
+             dist.all_gather(tensors, tensors[0], group=g)
+     """, [("PG103", 3)]),
+    ("collectives: torch's deprecated `_all_gather_base`, behind a size that is 1 when the group is None", """
+     def gather_seq(x, out, g):
+         n = 1 if g is None else dist.get_world_size(group=g)
+         if n == 1:
+             return x
+         dist._all_gather_base(out, x, group=g)
+         return out
+     """, [("PG102", 2)]),
     ("separate size: an argument", """
      def f(t, tp_world_size, g=None):
          if g is not None and tp_world_size > 1:
@@ -799,6 +859,43 @@ CASES = [
              for t in bufs:
                  dist.all_reduce(t, group=grp)
      """, [("PG101", 2), ("PG101", 3), ("PG102", 7)]),
+    ("across: a closure called only under a full guard is guarded there", """
+     class Spreader:
+         def __init__(self, pg=None):
+             self.pg = pg  # None: not sharded
+         def push(self, out, inp):
+             def _gather():
+                 dist.all_gather_into_tensor(out, inp, group=self.pg)
+             if self.pg is not None and dist.get_world_size(self.pg) > 1:
+                 _gather()
+     """, [("PG101", 7)]),
+    ("across: ... called under a None-only test, the test is None-only for the closure's collective", """
+     def gather_rows(out, inp, group=None):
+         def _gather():
+             dist.all_gather_into_tensor(out, inp, group=group)
+         if group is not None:
+             _gather()
+     """, [("PG103", 4)]),
+    ("across: a helper that tests only the size of the group a caller passes, possibly None: size-only there", """
+     def _sum_over(t, grp):
+         if dist.get_world_size(grp) == 1:
+             return t
+         dist.all_reduce(t, group=grp)
+         return t
+     def combine(t, grp=None):
+         return _sum_over(t, grp)
+     """, [("PG104", 2)]),
+    ("across: ... a caller that tests the group for None first leaves the helper's size test alone", """
+     def _sum_over(t, grp):
+         if dist.get_world_size(grp) == 1:
+             return t
+         dist.all_reduce(t, group=grp)
+         return t
+     def combine(t, grp=None):
+         if grp is None:
+             return t
+         return _sum_over(t, grp)
+     """, []),
     ("across: a partial bound to a name runs where it is called", """
      import functools
      def f(t, g=None):
@@ -1117,6 +1214,20 @@ CASES = [
          else:
              dist.all_reduce(t, group=cg.flat)
      """, []),
+    ("none: ... an elif that tests the same group again decides its own collective, the first test chooses nothing", """
+     def orthogonalize(us, dim, pg: Optional[ProcessGroup]):
+         if dim is not None and pg is not None:
+             dist.all_to_all(us, us, group=pg)
+         elif pg is not None:
+             dist.all_gather(us, us[0], group=pg)
+     """, [("PG103", 2), ("PG103", 4)]),
+    ("none: ... but a None test whose other side communicates on another group, tested later, still chooses", """
+     def f(t, cg):
+         if cg.intra is not None:
+             dist.all_reduce(t, group=cg.intra)
+         elif cg.flat is not None:
+             dist.all_reduce(t, group=cg.flat)
+     """, [("PG103", 4)]),
     ("none: no evidence at all", """
      def f(t, group=None):
          dist.all_reduce(t, group=group)

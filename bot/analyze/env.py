@@ -73,6 +73,7 @@ class ModuleEnv:
     functions: list[FunctionInfo] = field(default_factory=list)
     by_node: dict[int, FunctionInfo] = field(default_factory=dict)
     module_functions: dict[str, FunctionInfo] = field(default_factory=dict)
+    closures: dict[int, dict[str, FunctionInfo]] = field(default_factory=dict)  # id of a function -> its nested ones
     classes: dict[int, ClassInfo] = field(default_factory=dict)
     class_by_name: dict[str, ClassInfo] = field(default_factory=dict)
     optional_globals: set[str] = field(default_factory=set)
@@ -118,6 +119,8 @@ class ModuleEnv:
                     klass.methods.setdefault(stmt.name, info)
                 elif klass is None and parent is None:
                     self.module_functions.setdefault(stmt.name, info)
+                elif klass is None:
+                    self.closures.setdefault(id(parent.node), {}).setdefault(stmt.name, info)  # type: ignore[union-attr]
                 self._index(stmt.body, None, info, f"{qual}.")
             elif isinstance(stmt, ast.ClassDef):
                 qual = f"{prefix}{stmt.name}"
@@ -250,14 +253,18 @@ class ModuleEnv:
     # ------------------------------------------------------------ local predicates and callees
 
     def callee(self, call: ast.Call, function: FunctionInfo | None) -> FunctionInfo | None:
-        """The in-file function a call runs: `helper(...)`, `self.helper(...)`, `cls.helper(...)`, and
-        `Fn.apply(...)` of an autograd Function defined here (its `forward`)."""
+        """The in-file function a call runs: `helper(...)` (a function nested in the caller first),
+        `self.helper(...)`, `cls.helper(...)`, and `Fn.apply(...)` of an autograd Function defined here (its
+        `forward`)."""
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr == "apply" and isinstance(func.value, ast.Name):
             klass = self.class_by_name.get(func.value.id)
             if klass is not None and self.is_autograd(klass):
                 return self.method(klass, "forward")
         if isinstance(func, ast.Name):
+            nested = self.closures.get(id(function.node)) if function is not None else None
+            if nested is not None and func.id in nested:  # `def _gather(): ...` then `_gather()` in its function
+                return nested[func.id]
             return self.module_functions.get(func.id)
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and function is not None \
                 and func.value.id in ("self", "cls"):
@@ -395,15 +402,17 @@ class ModuleEnv:
 
 
 def _mentions(doc: str, leaf: str) -> Iterator[str]:
-    """The docstring lines that talk about ``leaf``: its line and up to two after it, but not into the next
-    parameter's entry (`other (int): ...`, `other : int`), whose words are about something else."""
+    """The docstring lines that talk about ``leaf``: its line and up to two after it, or up to eight indented
+    under it (a parameter's entry continued), but not into the next parameter's entry (`other (int): ...`,
+    `other : int`), whose words are about something else."""
     lines = doc.splitlines()
     word = re.compile(rf"\b{re.escape(leaf)}\b")
     for i, line in enumerate(lines):
         if word.search(line):
             taken = [line]
-            for more in lines[i + 1 : i + 3]:
-                if _ENTRY.match(more) or not more.strip():
+            indent = len(line) - len(line.lstrip())
+            for n, more in enumerate(lines[i + 1 : i + 9]):
+                if _ENTRY.match(more) or not more.strip() or (n >= 2 and len(more) - len(more.lstrip()) <= indent):
                     break
                 taken.append(more)
             yield " ".join(taken)
@@ -423,18 +432,19 @@ def optional_params(function: FunctionNode) -> set[str]:
 
 
 def none_defaults(function: FunctionNode) -> set[str]:
-    """Parameters whose default is None (defaults belong to the last positional ones; a keyword-only one without a
-    default has None in `kw_defaults`, which is no default)."""
+    """Parameters whose default is None."""
+    return {name for name, default in param_defaults(function) if is_none(default)}
+
+
+def param_defaults(function: FunctionNode) -> list[tuple[str, ast.expr]]:
+    """Each parameter with a default, and the default (defaults belong to the last positional ones; a keyword-only
+    one without a default has None in `kw_defaults`, which is no default)."""
     args = function.args
     positional = [*args.posonlyargs, *args.args]
-    names: set[str] = set()
-    for arg, default in zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True):
-        if is_none(default):
-            names.add(arg.arg)
-    for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
-        if kw_default is not None and is_none(kw_default):
-            names.add(arg.arg)
-    return names
+    out = [(arg.arg, default) for arg, default in
+           zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True)]
+    out.extend((arg.arg, d) for arg, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None)
+    return out
 
 
 def optional_annotation(node: ast.expr) -> bool:

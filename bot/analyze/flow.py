@@ -39,6 +39,9 @@ from bot.analyze.terms import (
     size_compare,
 )
 
+# what a `len(...)` that counts ranks (or their shares) is taken of
+_RANK_COUNT = re.compile(r"size|world|degree|parallel|rank|partition|shard|replica|device|node|gpu|worker|proc|group"
+                         r"|mesh|split|chunk|member|peer", re.I)
 _SIZE_LIKE = re.compile(r"size|world|degree|parallel|num_|ranks|(^|_)ws($|_)|(^|_)(tp|dp|ep|mp|pp|sp|cp)$", re.I)
 _MAX_DEPTH = 8  # how deep flags / local predicates are expanded into one another
 
@@ -280,7 +283,12 @@ class Walker:
             return self._contract(s, self.assume(s, stmt.test, False, stmt.test, True))
         if isinstance(stmt, ast.If):
             self.expr(stmt.test, s, stmt)
-            then = self.block(stmt.body, _took(self.assume(s, stmt.test, True, stmt.test, False), stmt.test, True))
+            yes = self.assume(s, stmt.test, True, stmt.test, False)
+            if stmt.orelse and _ends_in_failure(stmt):
+                # `if g is not None: ... elif comm is not None: <another backend> else: raise`: g is required or
+                # replaced, never an absent dimension; the test is a contract like the early `raise` above
+                yes = self._contract(s, yes)
+            then = self.block(stmt.body, _took(yes, stmt.test, True))
             other = self.block(stmt.orelse, _took(self.assume(s, stmt.test, False, stmt.test, True), stmt.test, False))
             return join(then, other, self)
         if isinstance(stmt, ast.While):
@@ -586,7 +594,9 @@ class Walker:
                     key = self.canon(inner.args[0], s)  # `len(get_process_group_ranks(g))` is g's size
                     if key is not None:
                         return SizeOf(key, None)
-                return Separate("len", "len(...)")
+                # `len(partition_sizes)`, `len(ranks)`: a count of ranks supplied beside the group; `len(tensors)`
+                # counts something else, and tests nothing of any group
+                return Separate("len", "len(...)") if _counts_ranks(inner) else None
             if self.ctx.comm_function(node) == "get_world_size":  # (its group, if any, was asked above)
                 return Separate("world", "get_world_size()")  # no group: the world size, not a group's
             return Separate("getter", name) if _SIZE_LIKE.search(name.rpartition(".")[2]) else None
@@ -1174,5 +1184,20 @@ def _fails(stmt: ast.stmt, test: ast.expr) -> bool:
                for n in ast.walk(stmt.value))
 
 
+def _ends_in_failure(stmt: ast.If) -> bool:
+    """Does the chain's last `else` fail (bot.analyze.flow._fails): `if a: ... elif b: ... else: raise`?"""
+    node = stmt
+    while len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+        node = node.orelse[0]
+    return bool(node.orelse) and _fails(node.orelse[-1], node.test)
+
+
 def _const_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
+
+
+def _counts_ranks(inner: ast.expr | None) -> bool:
+    """Can ``len(inner)`` be a count of ranks? Unless its name says it counts something else."""
+    named = inner.func if isinstance(inner, ast.Call) else inner
+    text = dotted(named) if named is not None else None
+    return text is None or _RANK_COUNT.search(text) is not None

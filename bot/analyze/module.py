@@ -159,10 +159,10 @@ def _interesting_lines(env: ModuleEnv, source: ParsedSource) -> list[int]:
         found = set()
         for f in env.functions:
             if _spans_hot(ordered, f.node):
-                # only names a call can resolve to (bot.analyze.env.callee): module-level functions and methods;
-                # a nested function's caller is its parent, hot anyway, and `Cls(...)` is not a call of __init__
+                # only names a call can resolve to (bot.analyze.env.callee): module-level functions, methods and
+                # functions nested in a function (called there); `Cls(...)` is not a call of __init__
                 name = f.node.name
-                if f.parent is None and callable_name(name):
+                if (f.parent is None or f.klass is None) and callable_name(name):
                     found.add(name)
                 klass = env.class_of(f)
                 if klass is not None and env.is_autograd(klass):

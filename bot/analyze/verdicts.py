@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import NamedTuple
 
-from bot.analyze.env import FunctionInfo, none_defaults, own_statements
+from bot.analyze.env import FunctionInfo, none_defaults, own_statements, param_defaults
 from bot.analyze.flow import Atom, CallSite, ChainSite, Check, CollectiveSite, Facts, Sites, State, Walker
 from bot.analyze.module import ModuleFacts
 from bot.analyze.names import dotted, leaf_name
@@ -116,7 +116,8 @@ class Verdicts:
         flat()`): such a None test chooses how to communicate, it does not decide whether to. Communication that
         one side shares with the other (a barrier on another group before an early return, and after the
         collective on the other path) is common work, not a choice."""
-        return {test for test, seen in self.sides.items()
+        sides = _sides(self.module, later_tested=True)
+        return {test for test, seen in sides.items()
                 if len(seen) == 2 and not (seen[True] <= seen[False] or seen[False] <= seen[True])}
 
     @cached_property
@@ -182,6 +183,7 @@ def decide(module: ModuleFacts) -> Verdicts:
         assert site.facts is not None
         _sized(v, site, site.facts, paired, world)
     v.unguarded.extend(_through_callers(module, reaches, callers, absent, world))
+    _sized_through_callers(v, reaches, callers, world)
     return v
 
 
@@ -287,15 +289,30 @@ def _none_only_callers(module: ModuleFacts, reaches: list[Reach], callers: dict[
             yield from (NoneOnly(r.site, c, key, call.function, call) for c in sorted(f.nonnull, key=_pos))
 
 
-def _sides(module: ModuleFacts) -> dict[int, dict[bool, set[tuple[str, str | None]]]]:
+def _sides(module: ModuleFacts, *, later_tested: bool = False) -> dict[int, dict[bool, set[tuple[str, str | None]]]]:
+    """Per branch test, the communication on each outcome. ``later_tested`` leaves out, on each side, a collective
+    on a group the test checks for None that a later None test establishes again (`if a and g is not None: x(g)
+    elif g is not None: y(g)`): the first test does not choose y, the second decides whether y runs."""
     sides: dict[int, dict[bool, set[tuple[str, str | None]]]] = {}
     communicating = _communicating(module)
-    done = [*((c.path, (c.collective.name, c.key)) for c in module.sites.collectives.values()),
-            *((c.path, (c.callee.qualname, None)) for c in module.sites.calls.values() if id(c.callee.node) in communicating)]
-    for path, what in done:
+    sites = module.sites.collectives.values()
+    # (test, group) -> where the test's None check of the group starts
+    starts = {(id(c.test), s.key): _pos(c) for s in sites if s.facts is not None for c in s.facts.nonnull} \
+        if later_tested else {}
+    done = [*((c.path, (c.collective.name, c.key), _last_none_test(c)) for c in sites),
+            *((c.path, (c.callee.qualname, None), None) for c in module.sites.calls.values()
+              if id(c.callee.node) in communicating)]
+    for path, what, tested in done:
         for test, outcome in path:
+            if tested is not None and tested > starts.get((test, what[1]), tested):
+                continue
             sides.setdefault(test, {}).setdefault(outcome, set()).add(what)
     return sides
+
+
+def _last_none_test(site: CollectiveSite) -> tuple[int, int] | None:
+    """Where the last None test that establishes the collective's group starts."""
+    return max(map(_pos, site.facts.nonnull)) if site.facts is not None and site.facts.nonnull else None
 
 
 _MESH_ONLY = re.compile(r"mesh", re.I)
@@ -438,6 +455,11 @@ def _world_fallbacks(module: ModuleFacts) -> set[str]:
     for call in module.sites.calls.values():
         out.update(_owner(module, name, call.callee) for name in _left_none(module, call)
                    if (id(call.callee.node), name) in reached)
+    # `grp: ProcessGroup | None = dist.group.WORLD`: the world by default, so a None passed is the world too
+    for function in module.env.functions:
+        if function.node.args.defaults or function.node.args.kw_defaults:
+            out.update(_owner(module, name, function) for name, default in param_defaults(function.node)
+                       if isinstance(default, (ast.Attribute, ast.Call)) and module.ctx.is_world(default))
     return out
 
 
@@ -619,6 +641,8 @@ def _relative(module: ModuleFacts, function: FunctionInfo, key: str) -> tuple[Fu
         return (function, key) if rest else None
     if head in function.params:
         return function, key
+    if function.parent is not None:  # a closure's free name: the enclosing function's, where it is called
+        return function, key
     return None
 
 
@@ -632,6 +656,8 @@ def _fills(module: ModuleFacts, function: FunctionInfo, key: str, line: int) -> 
 def _map(module: ModuleFacts, helper: FunctionInfo, key: str, call: CallSite) -> str | None:
     """The caller's key for the helper's ``key``: the argument bound to the parameter, or the same attribute."""
     head, dot, rest = key.partition(".")
+    if helper.parent is not None and head not in helper.params and call.function is helper.parent:
+        return key  # a closure called where it was defined sees that function's names
     if head in ("self", "cls"):
         if call.function is None:
             return None
@@ -718,6 +744,29 @@ def _through_callers(module: ModuleFacts, reaches: list[Reach], callers: dict[in
             why = (*evidence[1], f"`{r.site.collective.name}` runs on it unguarded in `{r.helper.qualname}`")
             out.append(Unguarded(r.site, evidence[0], why, at_call=call, passed=key))
     return out
+
+
+def _sized_through_callers(v: Verdicts, reaches: list[Reach], callers: dict[int, list[CallSite]], world: set[str]) -> None:
+    """A helper tests only the size of a group it takes and does not test for None (`if ws(g) == 1: return`), and
+    an in-file caller hands it one that can be None, untested (`def combine(t, g=None): return _sum(t, g)`): the
+    helper's size test is size-only (PG104), as it would be with the caller's None default on its own parameter."""
+    module = v.module
+    done: set[int] = set()
+    for r in reaches:
+        site, f = r.site, r.site.facts
+        if f is None or not f.size or f.nonnull or f.null != Null.UNKNOWN or r.nonnull_inside or site.separate \
+                or id(site) in done or r.filled(module):
+            continue
+        for call in callers.get(id(r.helper.node), []):
+            key = _map(module, r.helper, r.key, call)
+            g = call.groups.get(key) if key is not None else None
+            if key is None or g is None or g.null != Null.MAYBE or g.nonnull or g.size or g.pred or call.separate:
+                continue
+            if _owner(module, key, call.function) in world or _none_is_world(module, key, call.function):
+                continue
+            _size_only(v, site, f._replace(null=Null.MAYBE), world)
+            done.add(id(site))
+            break
 
 
 # ------------------------------------------------------------------ predicate copies

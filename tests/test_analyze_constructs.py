@@ -885,7 +885,7 @@ CASES = [
      def combine(t, grp=None):
          return _sum_over(t, grp)
      """, [("PG104", 2)]),
-    ("across: ... a caller that tests the group for None first leaves the helper's size test alone", """
+    ("across: ... a caller that tests the group for None first: that test is None-only, the size test unreported", """
      def _sum_over(t, grp):
          if dist.get_world_size(grp) == 1:
              return t
@@ -895,7 +895,22 @@ CASES = [
          if grp is None:
              return t
          return _sum_over(t, grp)
-     """, []),
+     """, [("PG103", 7)]),
+    ("across: ... as it is when the helper's size is the group's own `.size()`, through an autograd Function", """
+     def _sum(x, *, pg):
+         if pg.size() == 1:
+             return
+         dist.all_reduce(x, group=pg)
+     class _Reduce(torch.autograd.Function):
+         @staticmethod
+         def forward(ctx, x, pg):
+             _sum(x, pg=pg)
+             return x
+     def reduce_region(x, pg: Optional[ProcessGroup]):
+         if pg is None:
+             return x
+         return _Reduce.apply(x, pg)
+     """, [("PG103", 11)]),
     ("across: a partial bound to a name runs where it is called", """
      import functools
      def f(t, g=None):

@@ -278,7 +278,7 @@ def _none_only_callers(module: ModuleFacts, reaches: list[Reach], callers: dict[
     given, guarded at the call by a None test alone while no size is tested on the way: the None-only guard is
     at the call."""
     for r in reaches:
-        if r.size_inside or r.site.separate:
+        if r.site.separate:
             continue
         for call in callers.get(id(r.helper.node), []):
             key = _map(module, r.helper, r.key, call)
@@ -670,13 +670,17 @@ def _map(module: ModuleFacts, helper: FunctionInfo, key: str, call: CallSite) ->
 def _reaches(module: ModuleFacts, callers: dict[int, list[CallSite]]) -> list[Reach]:
     out: list[Reach] = []
     for site in module.sites.collectives.values():
-        if site.key is None or site.facts is None or site.facts.guarded or site.function is None:
+        if site.key is None or site.facts is None or site.function is None:
+            continue
+        # `n = g.size()` then `if n == 1: return`: a size that only a present group has says g is present, but a
+        # None test is still the caller's to make (`if g is None: return x` then `helper(x, g)`)
+        tested = site.facts.nonnull - site.facts.size
+        if site.facts.pred or (tested and site.facts.size):
             continue
         rel = _relative(module, site.function, site.key)
         if rel is not None:
             line = site.call.lineno if rel[0] is site.function else 1 << 30  # (forward, from its backward: all of it)
-            out.append(Reach(site, rel[0], rel[1], bool(site.facts.size), bool(site.facts.nonnull),
-                             hops=((rel[0], rel[1], line),)))
+            out.append(Reach(site, rel[0], rel[1], bool(site.facts.size), bool(tested), hops=((rel[0], rel[1], line),)))
     frontier = list(out)
     while frontier:
         r = frontier.pop()

@@ -681,6 +681,51 @@ CASES = [
              if self.use_tp:
                  dist.all_reduce(t, group=self.g)
      """, [("PG101", 4)]),
+    ("guard: a flag set by the branches of a guard (`if ...: use = True else: use = False`)", """
+     def f(t, g=None):
+         if g is not None and dist.get_world_size(g) > 1:
+             use = True
+         else:
+             use = False
+         if use:
+             dist.all_reduce(t, group=g)
+     """, [("PG101", 2)]),
+    ("guard: ... reversed, and on the instance, from a size that is 1 when the group is None", """
+     class Mixer:
+         def __init__(self, ring_grp=None):
+             self.ring_grp = ring_grp
+             if ring_grp is None:
+                 ring_n = 1
+             else:
+                 ring_n = dist.get_world_size(ring_grp)
+             if ring_n <= 1:
+                 self.use_ring = False
+             else:
+                 self.use_ring = True
+         def forward(self, x):
+             if self.use_ring:
+                 dist.all_reduce(x, group=self.ring_grp)
+     """, [("PG101", 8)]),
+    ("guard: a flag on the instance from a local size that is 1 when the group is None", """
+     class Mixer:
+         def __init__(self, ring_grp=None):
+             self.ring_grp = ring_grp
+             ring_n = dist.get_world_size(ring_grp) if ring_grp is not None else 1
+             self.use_ring = ring_n > 1
+         def forward(self, x):
+             if self.use_ring:
+                 dist.all_reduce(x, group=self.ring_grp)
+     """, [("PG101", 5)]),
+    ("guard: ... a flag from a local size of a group the class does not keep says nothing of its own group", """
+     class Mixer:
+         def __init__(self, other, ring_grp=None):
+             self.ring_grp = ring_grp
+             n = dist.get_world_size(other)
+             self.use_ring = n > 1
+         def forward(self, x):
+             if self.use_ring:
+                 dist.all_reduce(x, group=self.ring_grp)
+     """, []),
     ("guard: predicate copy as a function", """
      def _active(group):
          return group is not None and dist.get_world_size(group) > 1

@@ -473,6 +473,18 @@ def test_a_split_guard_is_refused_naming_the_lines_to_merge() -> None:
     assert "`pg_utils.is_parallel(g)`" in result.refused[0][1]
 
 
+def test_a_single_rank_test_of_a_none_safe_size_reads_not_is_parallel_in_the_finding_and_the_refusal() -> None:
+    from bot.analyze import analyze_source
+
+    src = DIST + ("def f(t, g=None):\n    n = dist.get_world_size(g) if g is not None else 1\n"
+                  "    if not (n <= 1):\n        dist.all_reduce(t, group=g)\n")
+    [finding] = analyze_source("m.py", src, CONFIG).findings
+    assert finding.code == "PG101" and "use `not pg_utils.is_parallel(g)`" in finding.message
+    result = fix_source(src, [finding], CONFIG, unsafe=True)
+    assert result.source == src
+    assert "replace the test by hand with `not pg_utils.is_parallel(g)`" in result.refused[0][1]
+
+
 def test_span_that_is_not_a_node_is_refused() -> None:
     src = DIST + "def f(g):\n    if (g is not None and dist.get_world_size(g) > 1):\n        pass\n"
     with_parens = span_of(src, "(g is not None and dist.get_world_size(g) > 1)")  # node spans exclude parens

@@ -175,13 +175,22 @@ class Sites:
     closures: dict[int, State] = field(default_factory=dict)
 
 
+class AttributeFlag(NamedTuple):
+    """`self.use_ring = n > 1`, read in another method: the test, with the locals of the method that set it bound
+    to the attributes they are (`g` -> `self.g`) or to the sizes they held there (`n` -> the size of self.g)."""
+
+    test: ast.expr
+    binding: dict[str, str]
+    sizes: dict[str, SizeTerm]
+
+
 @dataclass
 class Summary:
     """Per class: what each method leaves in `self.*` (sizes and flags), merged over methods."""
 
     sizes: dict[str, SizeTerm] = field(default_factory=dict)
-    # `self.use_tp = g is not None and ...`: the flag's test, with the method's locals bound to attributes
-    flags: dict[str, tuple[ast.expr, dict[str, str]]] = field(default_factory=dict)
+    # `self.use_tp = g is not None and ...`: the flag's test as other methods read it
+    flags: dict[str, AttributeFlag] = field(default_factory=dict)
     # an autograd Function's forward leaves sizes on ctx for backward (`ctx.n = n`, `ctx.g = g`): attribute
     # name -> the size, its group named by a ctx attribute too (`SizeOf("g", ...)` for `ctx.g`)
     ctx_sizes: dict[str, SizeOf] = field(default_factory=dict)
@@ -290,7 +299,14 @@ class Walker:
                 yes = self._contract(s, yes)
             then = self.block(stmt.body, _took(yes, stmt.test, True))
             other = self.block(stmt.orelse, _took(self.assume(s, stmt.test, False, stmt.test, True), stmt.test, False))
-            return join(then, other, self)
+            out = join(then, other, self)
+            flags = _constant_flags(stmt) if stmt.orelse and not out.bottom and self.guard_like(stmt.test) else ()
+            if flags:  # `if n > 1: use = True else: use = False` is `use = n > 1`
+                out = out.copy()
+                for text, positive in flags:
+                    out.flags[text] = stmt.test if positive else \
+                        ast.copy_location(ast.UnaryOp(op=ast.Not(), operand=stmt.test), stmt.test)
+            return out
         if isinstance(stmt, ast.While):
             return self.loop(stmt, s, stmt.test)
         if isinstance(stmt, (ast.For, ast.AsyncFor)):
@@ -769,8 +785,8 @@ class Walker:
                 return self._expanded(s, flag, value, whole, negated, {})
             if key.startswith("self.") and self.summary is not None and key in self.summary.flags \
                     and self.depth < _MAX_DEPTH:
-                test, binding = self.summary.flags[key]
-                return self._expanded(s, test, value, whole, negated, binding)
+                held = self.summary.flags[key]
+                return self._expanded(s, held.test, value, whole, negated, held.binding, held.sizes)
             prop = self.env.property_of(node, self.function)
             if prop is not None:
                 body = self.env.returned(prop)
@@ -820,10 +836,13 @@ class Walker:
         return self._expanded(s, body, value, whole, negated, _bind(params, call, s, self))
 
     def _expanded(self, s: State, body: ast.expr, value: bool, whole: ast.expr, negated: bool,
-                  binding: dict[str, str]) -> State:
+                  binding: dict[str, str], sizes: dict[str, SizeTerm] | None = None) -> State:
         saved = {name: s.aliases.get(name) for name in binding}
+        saved_sizes = {name: s.sizes.get(name) for name in sizes or ()}
         s = s.copy()
         s.aliases.update(binding)
+        if sizes:
+            s.sizes.update(sizes)
         self.depth += 1
         try:
             out = self.assume(s, body, value, whole, negated)
@@ -837,6 +856,11 @@ class Walker:
                 out.aliases.pop(name, None)
             else:
                 out.aliases[name] = old
+        for name, held in saved_sizes.items():
+            if held is None:
+                out.sizes.pop(name, None)
+            else:
+                out.sizes[name] = held
         return out
 
     def guard_like(self, value: ast.expr, depth: int = 0) -> bool:
@@ -1182,6 +1206,24 @@ def _fails(stmt: ast.stmt, test: ast.expr) -> bool:
     return any(isinstance(n, ast.JoinedStr) or (isinstance(n, ast.Constant) and isinstance(n.value, str)
                                                   and " " in n.value.strip())
                for n in ast.walk(stmt.value))
+
+
+def _constant_flags(stmt: ast.If) -> list[tuple[str, bool]]:
+    """Names (or `self.x`) the branches set to opposite booleans (`if t: use = True else: use = False`), with
+    whether True is set when the test holds."""
+    def constants(block: list[ast.stmt]) -> dict[str, bool]:
+        out: dict[str, bool] = {}
+        for node in block:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Constant) \
+                    and isinstance(node.value.value, bool):
+                text = dotted(node.targets[0])
+                if text is not None and (isinstance(node.targets[0], ast.Name) or
+                                         (text.startswith("self.") and text.count(".") == 1)):
+                    out[text] = node.value.value
+        return out
+
+    then, other = constants(stmt.body), constants(stmt.orelse)
+    return [(text, value) for text, value in then.items() if other.get(text) is (not value)]
 
 
 def _ends_in_failure(stmt: ast.If) -> bool:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from bot.analyze.context import Context
 from bot.analyze.env import FunctionInfo, ModuleEnv
-from bot.analyze.flow import Sites, Summary, Walker, across_methods, left_on_ctx
+from bot.analyze.flow import AttributeFlag, Sites, State, Summary, Walker, across_methods, left_on_ctx
 from bot.analyze.names import dotted
 from bot.analyze.scan import word_before
 from bot.analyze.slicing import HELPER_LEVELS, callable_name
@@ -88,8 +88,11 @@ def analyze_module(ctx: Context) -> ModuleFacts:
                         summary.sizes.pop(key, None)
             binding = {local: attr for attr, local in end.same.items() if attr.startswith("self.") and "." not in local}
             for key, flag in end.flags.items():
-                if key.startswith("self.") and _only_bound(flag, binding):
-                    summary.flags[key] = (flag, binding)
+                if not key.startswith("self."):
+                    continue
+                sizes = _sizes_named(flag, binding, end)
+                if _only_bound(flag, binding, sizes):
+                    summary.flags[key] = AttributeFlag(flag, binding, sizes)
                     _came_from(origins, key, method)
 
         if any(isinstance(t, SizeOf) for _, t in assigned):
@@ -175,15 +178,30 @@ def _interesting_lines(env: ModuleEnv, source: ParsedSource) -> list[int]:
     return sorted(lines)
 
 
-def _only_bound(test: ast.expr, binding: dict[str, str]) -> bool:
-    """A flag read in another method only means something when the groups it tests are attributes."""
+def _only_bound(test: ast.expr, binding: dict[str, str], sizes: dict[str, SizeTerm]) -> bool:
+    """A flag read in another method only means something when the groups it tests are attributes (or the sizes
+    it compares were taken of attributes)."""
     for node in ast.walk(test):
         if isinstance(node, (ast.Compare, ast.Call)):
             for name in ast.walk(node):
                 if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Load) and name.id not in binding \
-                        and name.id != "self" and name.id.islower() and _looks_local(name.id, test):
+                        and name.id not in sizes and name.id != "self" and name.id.islower() \
+                        and _looks_local(name.id, test):
                     return False
     return True
+
+
+def _sizes_named(test: ast.expr, binding: dict[str, str], end: State) -> dict[str, SizeTerm]:
+    """The locals a flag's test compares that held a size where it was set (`n = ws(g) if g else 1`, then
+    `self.use = n > 1`), their groups named as attributes; a size of a local group is left out."""
+    out: dict[str, SizeTerm] = {}
+    for node in ast.walk(test):
+        if isinstance(node, ast.Name) and node.id not in binding and node.id in end.sizes:
+            term = end.sizes[node.id]
+            held = across_methods(term, end) if isinstance(term, SizeOf) else term
+            if held is not None:
+                out[node.id] = held
+    return out
 
 
 def _looks_local(name: str, test: ast.expr) -> bool:

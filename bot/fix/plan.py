@@ -297,6 +297,8 @@ def _full_guard(finding: Finding, ctx: Context) -> Plan:
         split = _payload(finding, SplitGuardPayload)
         call = ctx.call(group, negative=finding.code == "PG102")
         if split.none_check == split.size_check:  # one test of a size that is 1 when the group is None
+            if split.op in ("==", "<=", "<"):  # the single-rank side (`n <= 1`, an early exit or `not (...)`)
+                call = ctx.call(group, negative=True)
             raise Refused(f"the None test is in the size's definition, not at line {split.size_check.line}: replace "
                           f"the test by hand with {code(call)} (check that the size is not used to mean more)")
         raise Refused(

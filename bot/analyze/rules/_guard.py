@@ -72,8 +72,10 @@ def report_split(r: Reporter, rule: Rule, split: Split) -> None:
             # `n = ws(g) if g is not None else 1` right above the test: the guard's None test is in that
             # line, so the guard starts there (a definition further up is a cache, not part of this guard)
             span = Span(defined.lineno, defined.col_offset, span.end_line, span.end_col)
+    # `if not (n <= 1):` or a flag set from it: the test quoted is the single-rank one, so it reads `not ...`
+    single = safe and not negated and not compare.positive
     _emit(r, rule, span, text, split.site.key, negated, compare.op, compare.bound,
-          compare.nonmember_bug, "split", payload, split.site.function, shape=shape, note=note)
+          compare.nonmember_bug, "split", payload, split.site.function, shape=shape, note=note, single=single)
 
 
 def _local_definition(function: FunctionInfo | None, name: str | None, before: int) -> ast.Assign | ast.AnnAssign | None:
@@ -93,13 +95,14 @@ def _local_definition(function: FunctionInfo | None, name: str | None, before: i
 
 def _emit(r: Reporter, rule: Rule, span: Span, text: str, group: str, negated: bool, op: str, bound: int,
           nonmember_bug: bool, kind: str, payload: Payload, function: FunctionInfo | None,
-          shape: str = "", note: str = "") -> None:
+          shape: str = "", note: str = "", single: bool = False) -> None:
     if negated:
         message = f"hand-rolled early exit {shape}{code_span(text)}{note}: use {code_span(f'not {r.predicate}({group})')}"
         if nonmember_bug:
             message += f" ({code_span(f'{op} {bound}')} lets a non-member group, size -1, through)"
     else:
-        message = f"hand-rolled guard {shape}{code_span(text)}{note}: use {code_span(f'{r.predicate}({group})')}"
+        use = f"not {r.predicate}({group})" if single else f"{r.predicate}({group})"
+        message = f"hand-rolled guard {shape}{code_span(text)}{note}: use {code_span(use)}"
         if nonmember_bug:
             message += f" ({code_span(f'{op} {bound}')} is True for a non-member group, size -1)"
     r.report(rule, span, message, function, group=group, kind=kind, payload=payload)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -132,6 +132,25 @@ def _root_of(folder: Path) -> Path | None:
         else:
             _ROOTS[folder] = None if folder.parent == folder else _root_of(folder.parent)
     return _ROOTS[folder]
+
+
+def project_reader(file: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[Path, Callable[[str], str | None]] | None:
+    """The file's project root (or package base) and a reader of '/'-separated paths below it, for the files
+    an analysis reads beside the one it checks (bot.analyze.elsewhere): read like any other (regular files,
+    at most ``max_bytes``), decoded, never run; None for a path that leaves the root or cannot be read."""
+    root = project_root(file) or package_base(file)
+    if root is None:
+        return None
+
+    def read(path: str) -> str | None:
+        if path.startswith("/") or ".." in path.split("/"):
+            return None
+        try:
+            return read_source(root / path, max_bytes).decode("utf-8", "replace")
+        except SourceError:
+            return None
+
+    return root, read
 
 
 def package_base(file: Path) -> Path | None:

@@ -13,6 +13,7 @@ sites are left out). Recall is per kind; precision over all findings.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import subprocess
 import sys
@@ -27,6 +28,7 @@ ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parents[1]))
 
 from bot.analyze import analyze_source  # noqa: E402
+from bot.analyze.elsewhere import ProjectHelpers  # noqa: E402
 from bot.config import load  # noqa: E402
 from bot.model import Finding  # noqa: E402
 
@@ -155,13 +157,15 @@ def score_real(mirrors: Path, sources: Path, score: Score, skipped: list[str],
         mine = Score()
         if per_set is not None:
             per_set[file.stem] = mine
+        # the project's other files, at the labelled commit, for the size helpers a file imports
+        helpers = ProjectHelpers(functools.partial(read_blob, mirrors, sources, doc["repo"], doc["commit"]))
         for path in doc.get("files") or []:
             commit = (doc.get("file_commits") or {}).get(path, doc["commit"])
             text = read_blob(mirrors, sources, doc["repo"], commit, path)
             if text is None:
                 skipped.append(f"{doc['repo']}:{path}")
                 continue
-            result = analyze_source(path, text, config, project_path=path)
+            result = analyze_source(path, text, config, project_path=path, helpers=helpers)
             here = [lab for lab in labels if lab.path == path]
             score.add(here, result.findings)
             mine.add(here, result.findings)

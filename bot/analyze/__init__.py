@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from bot.analyze.context import FUNCTIONAL_COLLECTIVES, Context, is_wrapper
+from bot.analyze.elsewhere import ProjectHelpers
 from bot.analyze.module import analyze_module
 from bot.analyze.names import Names, package_of
 from bot.analyze.parallel import map_forked
@@ -32,7 +33,14 @@ __all__ = ["RULES", "analyze_paths", "analyze_source"]  # the file walk and proj
 from bot.analyze.source import UnreadableSource, parse
 from bot.analyze.verdicts import decide
 from bot.config import Config
-from bot.files import SourceError, SourcePath, display_path, iter_python_files, project_relative
+from bot.files import (
+    SourceError,
+    SourcePath,
+    display_path,
+    iter_python_files,
+    project_reader,
+    project_relative,
+)
 from bot.model import FileError, FileResult, Finding
 
 
@@ -121,13 +129,15 @@ def _prefilter_for(config: Config) -> _Prefilter:
 
 
 def analyze_source(
-    path: str, source: str | bytes, config: Config, *, project_path: str | None = None, prefiltered: bool = False
+    path: str, source: str | bytes, config: Config, *, project_path: str | None = None, prefiltered: bool = False,
+    helpers: ProjectHelpers | None = None,
 ) -> FileResult:
     """Findings for one file. Never raises for bad input: an unreadable file comes back with ``error`` set.
 
     ``path`` is what findings show; ``project_path`` (default: ``path``) is the file's path from its project
     root, which rules.yaml's exemption globs are written against; ``prefiltered`` says the caller has already
-    found it worth parsing."""
+    found it worth parsing; ``helpers`` reads the project's other files for the size helpers this one imports
+    (bot.analyze.elsewhere; without it, only this file is read)."""
     prefilter = _prefilter_for(config)
     if not prefiltered and not prefilter.wanted(source):
         return FileResult(path)
@@ -145,7 +155,7 @@ def analyze_source(
         parsed.find_hot(prefilter.words | renamed, wrappers)
         if parsed.trimmed and not set(parsed.hot_lines) <= set(before):  # a function left out may matter now
             parsed = parse(source, prefilter.words | renamed, wrappers)
-    ctx = Context(path, parsed, names, config)
+    ctx = Context(path, parsed, names, config, helpers)
     try:
         module = analyze_module(ctx)
         reporter = Reporter(decide(module))
@@ -232,7 +242,21 @@ def _analyze_entry(entry: SourcePath, config: Config, relative_to: Path | None) 
         return FileResult(shown, error=FileError(shown, str(exc)))
     if not _prefilter_for(config).wanted(data):
         return FileResult(shown)
-    return analyze_source(shown, data, config, project_path=project_relative(entry.path), prefiltered=True)
+    return analyze_source(shown, data, config, project_path=project_relative(entry.path), prefiltered=True,
+                          helpers=_helpers_for(entry.path, config.max_file_bytes))
+
+
+_HELPERS: dict[Path, ProjectHelpers] = {}  # project root -> its helpers, read once per process
+
+
+def _helpers_for(file: Path, max_bytes: int) -> ProjectHelpers | None:
+    found = project_reader(file, max_bytes)
+    if found is None:
+        return None
+    root, reader = found
+    if root not in _HELPERS:
+        _HELPERS[root] = ProjectHelpers(reader)
+    return _HELPERS[root]
 
 
 def _size(entry: SourcePath) -> int:

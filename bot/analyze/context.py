@@ -7,6 +7,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from bot.analyze.elsewhere import ProjectHelpers
 from bot.analyze.names import Names, dotted
 from bot.analyze.scan import GROUP_NAME, SIZE_HELPER, WRAPPER_NAME
 from bot.analyze.source import ParsedSource
@@ -59,6 +60,7 @@ class Context:
     source: ParsedSource
     names: Names
     config: Config
+    helpers: ProjectHelpers | None = None  # the project's other files, read for the size helpers they define
     _sizes: frozenset[str] = field(default=frozenset(), init=False)
 
     def __post_init__(self) -> None:
@@ -156,6 +158,23 @@ class Context:
         if group is None or is_none(group):
             return None
         return group
+
+    def elsewhere_size(self, node: ast.AST) -> tuple[ast.expr, int | None] | None:
+        """`get_parallel_world_size(g)` imported from another file of the project that defines it as a wrapper of
+        get_world_size (bot.analyze.elsewhere): g, and what the size is when g is None (None: the world's)."""
+        if self.helpers is None or not isinstance(node, ast.Call) or len(node.args) + len(node.keywords) != 1:
+            return None
+        arg = node.args[0] if node.args else node.keywords[0].value if node.keywords[0].arg == "group" else None
+        func = node.func
+        leaf = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        if not isinstance(arg, (ast.Name, ast.Attribute)) or "size" not in leaf.lower():
+            return None
+        qualified = self.names.qualify(func)
+        if qualified is None or "." not in qualified or self.comm_module_of(qualified) is not None \
+                or qualified.startswith(_NOT_WRAPPERS):
+            return None
+        size = self.helpers.size_of(qualified)
+        return (arg, size.when_none) if size is not None else None
 
     def size_helper_group(self, node: ast.AST) -> ast.expr | None:
         """The group of a helper that measures one by its name (`get_pg_size(g)`, from anywhere but a comm

@@ -591,6 +591,11 @@ class Walker:
             if key is None:
                 return Separate("mpu-size", dotted(group) or "a call")  # `get_world_size(group=mpu.get_x())`
             return SizeOf(key, None)
+        elsewhere = self.ctx.elsewhere_size(node)
+        if elsewhere is not None:
+            key = self.canon(elsewhere[0], s)
+            if key is not None:
+                return SizeOf(key, elsewhere[1])
         helped = self.ctx.size_helper_group(node)
         if helped is not None:
             key = self.canon(helped, s)

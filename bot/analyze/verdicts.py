@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import NamedTuple
 
-from bot.analyze.env import FunctionInfo, none_defaults, own_statements, param_defaults
+from bot.analyze.env import FunctionInfo, none_defaults, optional_params, own_statements, param_defaults
 from bot.analyze.flow import Atom, CallSite, ChainSite, Check, CollectiveSite, Facts, Sites, State, Walker
 from bot.analyze.module import ModuleFacts
 from bot.analyze.names import dotted, leaf_name
@@ -760,6 +760,12 @@ def _sized_through_callers(v: Verdicts, reaches: list[Reach], callers: dict[int,
         site, f = r.site, r.site.facts
         if f is None or not f.size or f.nonnull or f.null != Null.UNKNOWN or r.nonnull_inside or site.separate \
                 or id(site) in done or r.filled(module):
+            continue
+        if r.depth > 0 and "." not in r.key and r.key in optional_params(r.helper.node):
+            # handed on from a function whose own parameter may be None (`def forward(ctx, x, group=None)`)
+            if _owner(module, r.key, r.helper) not in world and not _none_is_world(module, r.key, r.helper):
+                _size_only(v, site, f._replace(null=Null.MAYBE), world)
+                done.add(id(site))
             continue
         for call in callers.get(id(r.helper.node), []):
             key = _map(module, r.helper, r.key, call)

@@ -1,0 +1,129 @@
+"""Size helpers a file imports from elsewhere in its project (`from pkg.state import get_parallel_world_size`),
+read as text through a reader the caller supplies (never imported, never run).
+
+A project's one-line wrapper `return dist.get_world_size(group=group)` measures exactly what get_world_size does,
+None included (the world); `return 1 if group is None else dist.get_world_size(group)` is 1 for None. Anything
+else is left to the name-based guess (bot.analyze.context.Context.size_helper_group).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+from typing import NamedTuple
+
+from bot.analyze.names import dotted
+from bot.analyze.terms import is_none, none_test
+
+Reader = Callable[[str], "str | None"]  # a '/'-separated path from the project root -> its text (None: absent)
+
+# names of imported helpers worth a read: they say they measure a size
+_SIZE_NAME = re.compile(r"size", re.I)
+
+
+class HelperSize(NamedTuple):
+    """What the helper answers: a group's world size, and for None ``when_none`` (None: the world's size)."""
+
+    when_none: int | None
+
+
+class ProjectHelpers:
+    """One project's helpers, each file read at most once per run."""
+
+    def __init__(self, reader: Reader) -> None:
+        self._reader = reader
+        self._texts: dict[str, str | None] = {}
+        self._sizes: dict[str, HelperSize | None] = {}
+
+    def size_of(self, qualified: str) -> HelperSize | None:
+        """`pkg.mod.fn`: what ``fn`` (defined at the top of pkg/mod.py or pkg/mod/__init__.py) measures, if it
+        is a world-size wrapper."""
+        if qualified not in self._sizes:
+            self._sizes[qualified] = self._read(qualified) if _SIZE_NAME.search(qualified.rpartition(".")[2]) else None
+        return self._sizes[qualified]
+
+    def _read(self, qualified: str) -> HelperSize | None:
+        module, _, name = qualified.rpartition(".")
+        if not module or not all(part.isidentifier() for part in module.split(".")):
+            return None
+        base = module.replace(".", "/")
+        for path in (f"{base}.py", f"{base}/__init__.py", f"src/{base}.py", f"src/{base}/__init__.py"):
+            text = self._text(path)
+            if text is not None:
+                function = _definition(text, name)
+                return _measures(function) if function is not None else None
+        return None
+
+    def _text(self, path: str) -> str | None:
+        if path not in self._texts:
+            try:
+                self._texts[path] = self._reader(path)
+            except (OSError, UnicodeDecodeError, ValueError):
+                self._texts[path] = None
+        return self._texts[path]
+
+
+def _definition(text: str, name: str) -> ast.FunctionDef | None:
+    """The module-level `def name(...)`, parsed alone: from its line to the next line at the margin."""
+    found = re.search(rf"^def[ \t]+{re.escape(name)}[ \t]*\(", text, re.M)
+    if found is None:
+        return None
+    end = re.compile(r"^[^ \t\n#]", re.M).search(text, found.end())
+    chunk = text[found.start() : end.start() if end is not None else len(text)]
+    try:
+        tree = ast.parse(chunk)
+    except (SyntaxError, ValueError):
+        return None
+    node = tree.body[0] if tree.body else None
+    return node if isinstance(node, ast.FunctionDef) else None
+
+
+def _measures(function: ast.FunctionDef) -> HelperSize | None:
+    """`return ws(g)` (the world for None), `return 1 if g is None else ws(g)` or `if g is None: return 1` then
+    `return ws(g)` (1 for None), with g the first parameter."""
+    params = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+    if not params:
+        return None
+    group = params[0]
+    body = function.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]  # the docstring
+    if len(body) == 2 and isinstance(body[0], ast.If) and not body[0].orelse and len(body[0].body) == 1:
+        test, early = none_test(body[0].test), body[0].body[0]
+        if test is not None and test.is_none and _named(test.target, group) and isinstance(early, ast.Return) \
+                and _constant(early.value) is not None and isinstance(body[1], ast.Return):
+            return HelperSize(_constant(early.value)) if _world_size_of(body[1].value, group) else None
+    if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+        return None
+    value = body[0].value
+    if _world_size_of(value, group):
+        return HelperSize(None)
+    if isinstance(value, ast.IfExp):
+        test = none_test(value.test)
+        if test is None or not _named(test.target, group):
+            return None
+        sized, other = (value.orelse, value.body) if test.is_none else (value.body, value.orelse)
+        fallback = _constant(other)
+        if fallback is not None and _world_size_of(sized, group):
+            return HelperSize(fallback)
+    return None
+
+
+def _world_size_of(node: ast.expr | None, group: str) -> bool:
+    """`dist.get_world_size(g)` / `torch.distributed.get_world_size(group=g)` / `get_world_size(g)`."""
+    if not isinstance(node, ast.Call) or (dotted(node.func) or "").rpartition(".")[2] != "get_world_size":
+        return False
+    args = [*node.args, *(k.value for k in node.keywords if k.arg == "group")]
+    return len(args) == 1 and _named(args[0], group) and len(node.args) + len(node.keywords) == 1
+
+
+def _named(node: ast.expr, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _constant(node: ast.expr | None) -> int | None:
+    if node is None or is_none(node) or not isinstance(node, ast.Constant) or type(node.value) is not int:
+        return None
+    return node.value

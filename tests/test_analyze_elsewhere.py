@@ -1,0 +1,159 @@
+"""Size helpers imported from another file of the project: read as text (bot.analyze.elsewhere), never run."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from bot.analyze import analyze_paths, analyze_source
+from bot.analyze.elsewhere import HelperSize, ProjectHelpers
+from bot.config import load
+from bot.files import project_reader
+
+CONFIG = load()
+
+STATE = '''\
+import torch.distributed as dist
+
+def get_parallel_world_size(group):
+    """The group's size."""
+    return dist.get_world_size(group=group)
+
+def get_safe_size(group):
+    return 1 if group is None else dist.get_world_size(group)
+
+def get_exit_size(group):
+    if group is None:
+        return 1
+    return dist.get_world_size(group)
+
+def get_other_size(group):
+    return len(group.ranks)
+
+def get_some_world_size(group, extra):
+    return dist.get_world_size(group) * extra
+'''
+
+USER = '''\
+import torch.distributed as dist
+from pkg.state import get_parallel_world_size, get_safe_size
+
+def _gather(x, group):
+    n = get_parallel_world_size(group)
+    if n == 1:
+        return x
+    dist.all_gather_into_tensor(x, x, group=group)
+    return x
+
+def gather(x, group=None):
+    return _gather(x, group)
+
+def gather_safe(x, group=None):
+    if get_safe_size(group) == 1:
+        return x
+    dist.all_gather_into_tensor(x, x, group=group)
+'''
+
+
+def _helpers(files: dict[str, str]) -> ProjectHelpers:
+    reads: list[str] = []
+
+    def read(path: str) -> str | None:
+        reads.append(path)
+        return files.get(path)
+
+    helpers = ProjectHelpers(read)
+    helpers.reads = reads  # type: ignore[attr-defined]
+    return helpers
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("get_parallel_world_size", HelperSize(None)),  # the world's size for None, as get_world_size
+    ("get_safe_size", HelperSize(1)),
+    ("get_exit_size", HelperSize(1)),
+    ("get_other_size", None),  # measures something else
+    ("get_some_world_size", None),  # arithmetic on the size
+    ("get_missing_size", None),  # not defined there
+])
+def test_what_a_helper_measures_is_read_from_its_definition(name: str, expected: HelperSize | None) -> None:
+    helpers = _helpers({"pkg/state.py": STATE})
+    assert helpers.size_of(f"pkg.state.{name}") == expected
+
+
+def test_each_file_is_read_once_and_only_names_that_say_size_are_looked_up() -> None:
+    helpers = _helpers({"pkg/state/__init__.py": STATE})
+    assert helpers.size_of("pkg.state.get_parallel_world_size") == HelperSize(None)
+    assert helpers.size_of("pkg.state.get_safe_size") == HelperSize(1)
+    assert helpers.size_of("pkg.state.reduce_scatter") is None
+    # pkg/state.py is absent, the package's __init__ holds it; then src/ layouts are not needed
+    assert helpers.reads == ["pkg/state.py", "pkg/state/__init__.py"]  # type: ignore[attr-defined]
+
+
+def test_a_src_layout_is_found_and_unreadable_text_is_no_helper() -> None:
+    assert _helpers({"src/pkg/state.py": STATE}).size_of("pkg.state.get_safe_size") == HelperSize(1)
+    assert _helpers({"pkg/state.py": "def get_parallel_world_size(g:\n"}).size_of(
+        "pkg.state.get_parallel_world_size") is None
+
+    def broken(path: str) -> str | None:
+        raise UnicodeDecodeError("utf-8", b"\xff", 0, 1, "bad")
+
+    assert ProjectHelpers(broken).size_of("pkg.state.get_parallel_world_size") is None
+
+
+def test_a_helper_read_elsewhere_decides_a_size_only_test_and_a_full_early_exit() -> None:
+    helpers = _helpers({"pkg/state.py": STATE})
+    found = analyze_source("pkg/user.py", USER, CONFIG, project_path="pkg/user.py", helpers=helpers).findings
+    assert [(f.code, f.span.line) for f in found] == [("PG104", 6), ("PG102", 15)]
+    # without the other file only the name is known: what it answers for None is not, so nothing is said
+    assert analyze_source("pkg/user.py", USER, CONFIG, project_path="pkg/user.py").findings == []
+
+
+def test_a_check_reads_the_helper_from_the_project_on_disk(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "state.py").write_text(STATE)
+    (tmp_path / "pkg" / "user.py").write_text(USER)
+    [result] = [r for r in analyze_paths([tmp_path / "pkg" / "user.py"], CONFIG)]
+    assert [(f.code, f.span.line) for f in result.findings] == [("PG104", 6), ("PG102", 15)]
+
+
+def test_the_project_reader_stays_below_the_root(tmp_path: Path) -> None:
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "setup.py").write_text("")
+    (tmp_path / "proj" / "a.py").write_text("x = 1\n")
+    (tmp_path / "secret.py").write_text("s = 1\n")
+    found = project_reader(tmp_path / "proj" / "a.py")
+    assert found is not None
+    root, read = found
+    assert root == (tmp_path / "proj").resolve()
+    assert read("a.py") == "x = 1\n"
+    assert read("../secret.py") is None and read("/etc/passwd") is None and read("missing.py") is None
+
+
+def test_a_helper_handed_an_optional_parameter_further_up_is_size_only_too() -> None:
+    body = textwrap.dedent('''\
+        import torch
+        import torch.distributed as dist
+
+        def _reduce_scatter(x, group):
+            n = dist.get_world_size(group)
+            if n == 1:
+                return x
+            dist.reduce_scatter_tensor(x, x, group=group)
+            return x
+
+        class _Gather(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, group=None):
+                ctx.group = group
+                return x
+
+            @staticmethod
+            def backward(ctx, grad):
+                return _reduce_scatter(grad, ctx.group), None
+        ''')
+    found = analyze_source("m.py", body, CONFIG).findings
+    assert [(f.code, f.span.line) for f in found] == [("PG104", 6)]

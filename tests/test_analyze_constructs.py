@@ -726,6 +726,29 @@ CASES = [
              if self.use_ring:
                  dist.all_reduce(x, group=self.ring_grp)
      """, []),
+    ("guard: consecutive None and size exits before a helper that communicates on the world are one guard", """
+     def _scatter_from_rank0(t):
+         dist.broadcast(t, src=0)
+     def shard(model, ep_group=None):
+         if ep_group is None:
+             return 0
+         ep_size = dist.get_world_size(ep_group)
+         if ep_size <= 1:
+             return 0
+         _scatter_from_rank0(model)
+         return 1
+     """, [("PG102", 4)]),
+    ("guard: ... but with nothing communicating after them they only pick local work", """
+     def _slice_rows(t, n):
+         return t.chunk(n)[0]
+     def shard(model, ep_group=None):
+         if ep_group is None:
+             return model
+         ep_size = dist.get_world_size(ep_group)
+         if ep_size <= 1:
+             return model
+         return _slice_rows(model, ep_size)
+     """, []),
     ("guard: predicate copy as a function", """
      def _active(group):
          return group is not None and dist.get_world_size(group) > 1

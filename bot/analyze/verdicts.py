@@ -184,6 +184,7 @@ def decide(module: ModuleFacts) -> Verdicts:
         _sized(v, site, site.facts, paired, world)
     v.unguarded.extend(_through_callers(module, reaches, callers, absent, world))
     _sized_through_callers(v, reaches, callers, world)
+    _exits_before_other_communication(v, paired)
     return v
 
 
@@ -748,6 +749,34 @@ def _through_callers(module: ModuleFacts, reaches: list[Reach], callers: dict[in
             why = (*evidence[1], f"`{r.site.collective.name}` runs on it unguarded in `{r.helper.qualname}`")
             out.append(Unguarded(r.site, evidence[0], why, at_call=call, passed=key))
     return out
+
+
+def _exits_before_other_communication(v: Verdicts, paired: set[tuple[int, int]]) -> None:
+    """`if g is None: return` then `if ws(g) <= 1: return`, then a call into a helper that communicates on
+    another group or the world (`_scatter_from_rank0(...)`): the two exits are g's whole hand-written guard,
+    as the one test `if g is None or ws(g) <= 1: return` is wherever it stands (PG102, kind `split`)."""
+    module = v.module
+    seen = {(id(s.none.node), id(s.size.node)) for s in v.splits}
+    direct: dict[int, CollectiveSite] = {}
+    for site in module.sites.collectives.values():
+        helper = _helper(module, site)
+        if helper is not None:
+            direct.setdefault(id(helper.node), site)
+    for call in module.sites.calls.values():
+        inside = direct.get(id(call.callee.node))
+        if inside is None:
+            continue
+        for key, f in call.groups.items():
+            if f.pred or not f.size or not any(c.kind != "size" for c in f.nonnull) or _MESH_ONLY.search(leaf_name(key)):
+                continue
+            split = _split(inside._replace(key=key, facts=f, function=call.function, separate=call.separate,
+                                         path=call.path), f, paired)
+            if split is None or not split.negated or split.none is split.size:
+                continue
+            pair = (id(split.none.node), id(split.size.node))
+            if pair not in seen:
+                seen.add(pair)
+                v.splits.append(split)
 
 
 def _sized_through_callers(v: Verdicts, reaches: list[Reach], callers: dict[int, list[CallSite]], world: set[str]) -> None:

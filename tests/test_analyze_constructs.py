@@ -738,6 +738,17 @@ CASES = [
          _scatter_from_rank0(model)
          return 1
      """, [("PG102", 4)]),
+    ("guard: ... as they are before a world collective in the same function", """
+     def split_experts(model, grp):
+         if grp is None:
+             return 0
+         n = dist.get_world_size(grp)
+         if n <= 1:
+             return 0
+         for w in model.weights():
+             dist.scatter(w, scatter_list=None, src=0)
+         return n
+     """, [("PG102", 2)]),
     ("guard: ... but with nothing communicating after them they only pick local work", """
      def _slice_rows(t, n):
          return t.chunk(n)[0]

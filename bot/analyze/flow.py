@@ -121,6 +121,8 @@ class CollectiveSite(NamedTuple):
     partial: bool = False
     none_keys: frozenset[str] = frozenset()  # keys known to be None here (a world collective in `else:` of a None test)
     path: frozenset[tuple[int, bool]] = frozenset()
+    # a world collective: the groups tested for None and for size on its path (exits on another dimension)
+    tested_groups: tuple[tuple[str, Facts], ...] = ()
 
 
 class CallSite(NamedTuple):
@@ -997,9 +999,10 @@ class Walker:
             used = not (isinstance(stmt, ast.Expr) and stmt.value is call)
             world_call = coll.group is None or _const_none(coll.group) or ctx.is_world(coll.group)
             none_keys = frozenset(k for k, f in s.groups.items() if f.null == Null.NONE) if world_call else frozenset()
+            tested = tuple((k, f) for k, f in s.groups.items() if f.size and f.nonnull) if world_call else ()
             self.sites.collectives[id(call)] = CollectiveSite(
                 call, coll, key, self.facts(s, key) if key is not None else None, s.separate,
-                key is not None and key in s.world, stmt, used, self.function, partial, none_keys, s.path)
+                key is not None and key in s.world, stmt, used, self.function, partial, none_keys, s.path, tested)
             return
         group = ctx.world_size_group(call)
         if group is not None:

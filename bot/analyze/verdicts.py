@@ -752,8 +752,8 @@ def _through_callers(module: ModuleFacts, reaches: list[Reach], callers: dict[in
 
 
 def _exits_before_other_communication(v: Verdicts, paired: set[tuple[int, int]]) -> None:
-    """`if g is None: return` then `if ws(g) <= 1: return`, then a call into a helper that communicates on
-    another group or the world (`_scatter_from_rank0(...)`): the two exits are g's whole hand-written guard,
+    """`if g is None: return` then `if ws(g) <= 1: return`, then a world collective or a call into a helper that
+    communicates on another group or the world (`_scatter_from_rank0(...)`): the two exits are g's whole guard,
     as the one test `if g is None or ws(g) <= 1: return` is wherever it stands (PG102, kind `split`)."""
     module = v.module
     seen = {(id(s.none.node), id(s.size.node)) for s in v.splits}
@@ -762,15 +762,18 @@ def _exits_before_other_communication(v: Verdicts, paired: set[tuple[int, int]])
         helper = _helper(module, site)
         if helper is not None:
             direct.setdefault(id(helper.node), site)
+    seen_from: list[tuple[CollectiveSite, dict[str, Facts]]] = [
+        (site, dict(site.tested_groups)) for site in module.sites.collectives.values() if site.tested_groups]
     for call in module.sites.calls.values():
         inside = direct.get(id(call.callee.node))
-        if inside is None:
-            continue
-        for key, f in call.groups.items():
+        if inside is not None:
+            seen_from.append((inside._replace(function=call.function, separate=call.separate, path=call.path),
+                              call.groups))
+    for at, groups in seen_from:
+        for key, f in groups.items():
             if f.pred or not f.size or not any(c.kind != "size" for c in f.nonnull) or _MESH_ONLY.search(leaf_name(key)):
                 continue
-            split = _split(inside._replace(key=key, facts=f, function=call.function, separate=call.separate,
-                                         path=call.path), f, paired)
+            split = _split(at._replace(key=key, facts=f), f, paired)
             if split is None or not split.negated or split.none is split.size:
                 continue
             pair = (id(split.none.node), id(split.size.node))

@@ -281,6 +281,30 @@ def test_none_only_guard_early_exit_and_attribute_group() -> None:
     assert (f.code, f.kind, f.group) == ("PG103", "negative", "self.mp_group")
 
 
+def test_none_only_message_says_when_the_helper_tests_the_size_itself() -> None:
+    src = """
+    import deepspeed.comm as dist
+    def _sum(t, pg):
+        if pg.size() == 1:
+            return
+        dist.all_reduce(t, group=pg)
+    def _bare(t, pg):
+        dist.all_reduce(t, group=pg)
+    def region(t, pg=None):
+        if pg is None:
+            return t
+        _sum(t, pg)
+    def bare_region(t, pg=None):
+        if pg is None:
+            return t
+        _bare(t, pg)
+    """
+    sized, bare = findings(src)
+    assert (sized.code, bare.code) == ("PG103", "PG103")
+    assert "the size is tested only further down" in sized.message and "still runs it" not in sized.message
+    assert "a single-rank or non-member group still runs it" in bare.message
+
+
 def test_nested_none_then_size_is_one_split_full_guard() -> None:
     src = """
     import deepspeed.comm as dist

@@ -74,6 +74,7 @@ class NoneOnly(NamedTuple):
     key: str
     function: FunctionInfo | None
     call: CallSite | None = None
+    sized_below: bool = False  # the helper tests the size itself on the way (`if pg.size() == 1: return`)
 
 
 class Unguarded(NamedTuple):
@@ -287,7 +288,7 @@ def _none_only_callers(module: ModuleFacts, reaches: list[Reach], callers: dict[
             if key is None or f is None or not f.nonnull or f.size or f.pred or call.separate or \
                     _owner(module, key, call.function) in world:
                 continue
-            yield from (NoneOnly(r.site, c, key, call.function, call) for c in sorted(f.nonnull, key=_pos))
+            yield from (NoneOnly(r.site, c, key, call.function, call, r.size_inside) for c in sorted(f.nonnull, key=_pos))
 
 
 def _sides(module: ModuleFacts, *, later_tested: bool = False) -> dict[int, dict[bool, set[tuple[str, str | None]]]]:

@@ -169,10 +169,11 @@ def check(r: Reporter) -> None:
         replacement = f"not {r.predicate}({group})" if absent else f"{r.predicate}({group})"
         where = (f"{code_span(site.collective.name)} on {code_span(group)}" if n.call is None else
                  f"{code_span(r.text(n.call.call.func))}, which runs {code_span(site.collective.name)} on it")
+        why = ("the size is tested only further down, on the way to it: one test here states both" if n.sized_below
+               else "a single-rank or non-member group still runs it")
         r.report(
             RULE, r.span(check.node),
-            f"{code_span(r.text(check.node))} only checks for None before {where}: a single-rank or non-member "
-            f"group still runs it; use {code_span(replacement)}",
+            f"{code_span(r.text(check.node))} only checks for None before {where}: {why}; use {code_span(replacement)}",
             n.function, group=group, kind="negative" if absent else "positive",
             payload=NoneOnlyPayload(test=r.text(check.node), collective=site.collective.name),
         )

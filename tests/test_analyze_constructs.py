@@ -749,6 +749,30 @@ CASES = [
              dist.scatter(w, scatter_list=None, src=0)
          return n
      """, [("PG102", 2)]),
+    ("guard: a None-safe size tested before a method that communicates on a group it fetches itself", """
+     class Pipe:
+         def encode(self, x):
+             cp_group = self.get_group()
+             n = 1 if cp_group is None else cp_group.size()
+             if x.ndim > 4 and n > 1:
+                 return self.encode_cp(x)
+             return x
+         def encode_cp(self, x):
+             out = [x]
+             dist.all_gather(out, x, group=get_cp_group())
+             return out
+     """, [("PG101", 4)]),
+    ("guard: ... and nothing when that method only works locally", """
+     class Pipe:
+         def encode(self, x):
+             cp_group = self.get_group()
+             n = 1 if cp_group is None else cp_group.size()
+             if x.ndim > 4 and n > 1:
+                 return self.encode_split(x, n)
+             return x
+         def encode_split(self, x, n):
+             return x.chunk(n)
+     """, []),
     ("guard: ... but with nothing communicating after them they only pick local work", """
      def _slice_rows(t, n):
          return t.chunk(n)[0]

@@ -761,7 +761,8 @@ def _through_callers(module: ModuleFacts, reaches: list[Reach], callers: dict[in
 def _exits_before_other_communication(v: Verdicts, paired: set[tuple[int, int]]) -> None:
     """`if g is None: return` then `if ws(g) <= 1: return`, then a world collective or a call into a helper that
     communicates on another group or the world (`_scatter_from_rank0(...)`): the two exits are g's whole guard,
-    as the one test `if g is None or ws(g) <= 1: return` is wherever it stands (PG102, kind `split`)."""
+    as the one test `if g is None or ws(g) <= 1: return` is wherever it stands (PG102, kind `split`); so is one
+    test of a size that is 1 when g is None, before such a call (`if n > 1: return self.encode_cp(x)`, PG101)."""
     module = v.module
     seen = {(id(s.none.node), id(s.size.node)) for s in v.splits}
     direct: dict[int, CollectiveSite] = {}
@@ -778,10 +779,12 @@ def _exits_before_other_communication(v: Verdicts, paired: set[tuple[int, int]])
                               call.groups))
     for at, groups in seen_from:
         for key, f in groups.items():
-            if f.pred or not f.size or not any(c.kind != "size" for c in f.nonnull) or _MESH_ONLY.search(leaf_name(key)):
+            if f.pred or not f.size or not f.nonnull or _MESH_ONLY.search(leaf_name(key)):
                 continue
             split = _split(at._replace(key=key, facts=f), f, paired)
-            if split is None or not split.negated or split.none is split.size:
+            # both tests exits, or one test of a size that is 1 when the group is None (`if n > 1: return
+            # self.encode_cp(x)`, the helper communicating on the group it fetches itself)
+            if split is None or not (split.negated or split.none is split.size):
                 continue
             pair = (id(split.none.node), id(split.size.node))
             if pair not in seen:

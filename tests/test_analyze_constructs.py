@@ -784,6 +784,25 @@ CASES = [
              return model
          return _slice_rows(model, ep_size)
      """, []),
+    ("guard: sends to a group's members by global rank communicate on that group", """
+     def roll(t, cp_group=None):
+         cp_size = cp_group.size() if cp_group is not None else 1
+         if cp_size == 1:
+             return t
+         ranks = dist.get_process_group_ranks(group=cp_group)
+         me = dist.get_rank(group=cp_group)
+         peer = ranks[(me + 1) % cp_size]
+         dist.isend(t, dst=peer)
+         return t
+     """, [("PG102", 2)]),
+    ("guard: ... a send to a rank computed otherwise is the world's, and guarded by nothing of the group", """
+     def roll(t, nxt, cp_group=None):
+         cp_size = cp_group.size() if cp_group is not None else 1
+         if cp_size == 1:
+             return t
+         dist.isend(t, dst=nxt)
+         return t
+     """, []),
     ("guard: predicate copy as a function", """
      def _active(group):
          return group is not None and dist.get_world_size(group) > 1

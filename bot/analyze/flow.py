@@ -39,6 +39,8 @@ from bot.analyze.terms import (
     size_compare,
 )
 
+_RANK_LISTS = frozenset({"get_process_group_ranks", "get_global_rank"})  # a group's members as global ranks
+_P2P = frozenset({"send", "recv", "isend", "irecv"})
 # what a `len(...)` that counts ranks (or their shares) is taken of
 _RANK_COUNT = re.compile(r"size|world|degree|parallel|rank|partition|shard|replica|device|node|gpu|worker|proc|group"
                          r"|mesh|split|chunk|member|peer", re.I)
@@ -219,6 +221,9 @@ class Walker:
         self.partials: dict[str, Collective] = {}  # local name -> the collective a `functools.partial` bound to it runs
         # local name -> the collectives it names (`reduce_fn = reduce_scatter_raw if sp else all_reduce_raw`)
         self.chosen: dict[str, tuple[ast.expr, ...]] = {}
+        # local name -> the group whose global ranks it holds (`ranks = get_process_group_ranks(group=g)`,
+        # `peer = ranks[(r + 1) % n]`): a send to it is communication on g (flow-insensitive, as `chosen`)
+        self.rank_of: dict[str, str] = {}
         klass = env.class_of(function) if function is not None else None
         self.summary = summaries.get(id(klass.node)) if klass is not None else None
 
@@ -444,6 +449,11 @@ class Walker:
         if text in self.partials and not (isinstance(value, ast.Call) and self.ctx.partial_collective(value)):
             del self.partials[text]  # rebound to something else
         if isinstance(target, ast.Name):
+            ranked = self._ranks_of(value, s)
+            if ranked is not None:
+                self.rank_of[text] = ranked
+            else:
+                self.rank_of.pop(text, None)
             options = self._collectives_named(value)
             if options:
                 self.chosen[text] = options
@@ -996,8 +1006,10 @@ class Walker:
                 return
         if coll is not None:
             key = self.canon(coll.group, s) if coll.group is not None else None
+            peers = self._peer_group(call, coll) if coll.group is None and self.rank_of else None
             used = not (isinstance(stmt, ast.Expr) and stmt.value is call)
-            world_call = coll.group is None or _const_none(coll.group) or ctx.is_world(coll.group)
+            world_call = peers is None and (coll.group is None or _const_none(coll.group) or ctx.is_world(coll.group))
+            key = key if peers is None else peers
             none_keys = frozenset(k for k, f in s.groups.items() if f.null == Null.NONE) if world_call else frozenset()
             tested = tuple((k, f) for k, f in s.groups.items() if f.size and f.nonnull) if world_call else ()
             self.sites.collectives[id(call)] = CollectiveSite(
@@ -1024,6 +1036,30 @@ class Walker:
             self.sites.calls[id(call)] = CallSite(
                 call, callee, self.function, {k: self.facts(s, k) for k in keys}, s.separate, arguments, s.path,
                 stmt, not (isinstance(stmt, ast.Expr) and stmt.value is call))
+
+    def _ranks_of(self, value: ast.expr, s: State) -> str | None:
+        """The one group whose global ranks ``value`` is made of: `get_process_group_ranks(group=g)`,
+        `get_global_rank(g, r)`, or a local that holds them (`ranks[(r + 1) % n]`)."""
+        found: set[str] = set()
+        for node in ast.walk(value):
+            if isinstance(node, ast.Call) and self.ctx.comm_function(node) in _RANK_LISTS:
+                group = next((k.value for k in node.keywords if k.arg == "group"), node.args[0] if node.args else None)
+                key = self.canon(group, s) if group is not None else None
+                if key is None:
+                    return None
+                found.add(key)
+            elif isinstance(node, ast.Name) and node.id in self.rank_of:
+                found.add(self.rank_of[node.id])
+        return found.pop() if len(found) == 1 else None
+
+    def _peer_group(self, call: ast.Call, coll: Collective) -> str | None:
+        """A point-to-point call with no group whose peer is a global rank of a group (`isend(t, dst=peer)`,
+        `peer = get_process_group_ranks(g)[i]`): it communicates with g's members."""
+        if coll.name not in _P2P:
+            return None
+        peer = next((k.value for k in call.keywords if k.arg in ("dst", "src", "peer")),
+                    call.args[1] if len(call.args) > 1 else None)
+        return self.rank_of.get(peer.id) if isinstance(peer, ast.Name) else None
 
     def chain(self, node: ast.BoolOp, s: State) -> None:
         atoms: list[Atom] = []

@@ -48,7 +48,9 @@ class ParsedSource:
         size is asked, or a wrapper (bot.analyze.context) is called with a group. Returns whether a hot word is imported under another name
         (then its lines are found by that name)."""
         offsets, aliased, bound = words.uses_and_aliases(self.text)
-        found = {*(o for o in offsets if not p2p_without_group(self.text, o)), *group_sizes(self.text)}
+        # a send with no group is the world's, unless its peer may be a group's member as a global rank
+        ranked = "get_process_group_ranks" in self.text or "get_global_rank" in self.text
+        found = {*(o for o in offsets if ranked or not p2p_without_group(self.text, o)), *group_sizes(self.text)}
         if wrappers:  # with a group it is that group's collective; without, the world's (a None branch's fallback)
             called, _, bound_too = Words(wrappers).uses_and_aliases(self.text)
             found.update(called)

@@ -4,6 +4,7 @@ predicate, and expressions that name the world group. Names resolve through the 
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -66,6 +67,12 @@ class Context:
     def __post_init__(self) -> None:
         self._modules = tuple(self.config.comm_modules)
         self._sizes = frozenset(self.config.size_functions or ("get_world_size",))
+
+    @functools.cached_property
+    def asks_ranks(self) -> bool:
+        """Does the file ask for a group's members as global ranks (bot.analyze.flow follows them to sends)?"""
+        text = self.source.text
+        return "get_process_group_ranks" in text or "get_global_rank" in text
 
     # ------------------------------------------------------------ resolution
 

@@ -448,12 +448,13 @@ class Walker:
             return
         if text in self.partials and not (isinstance(value, ast.Call) and self.ctx.partial_collective(value)):
             del self.partials[text]  # rebound to something else
-        if isinstance(target, ast.Name):
+        if isinstance(target, ast.Name) and self.ctx.asks_ranks:
             ranked = self._ranks_of(value, s)
             if ranked is not None:
                 self.rank_of[text] = ranked
             else:
                 self.rank_of.pop(text, None)
+        if isinstance(target, ast.Name):
             options = self._collectives_named(value)
             if options:
                 self.chosen[text] = options
@@ -1040,6 +1041,10 @@ class Walker:
     def _ranks_of(self, value: ast.expr, s: State) -> str | None:
         """The one group whose global ranks ``value`` is made of: `get_process_group_ranks(group=g)`,
         `get_global_rank(g, r)`, or a local that holds them (`ranks[(r + 1) % n]`)."""
+        if not self.rank_of:  # nothing held yet: the value must ask for ranks itself, in its own text
+            text = "\n".join(self.ctx.source.lines[value.lineno - 1 : value.end_lineno])
+            if "get_process_group_ranks" not in text and "get_global_rank" not in text:
+                return None
         found: set[str] = set()
         for node in ast.walk(value):
             if isinstance(node, ast.Call) and self.ctx.comm_function(node) in _RANK_LISTS:

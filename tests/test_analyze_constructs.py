@@ -241,6 +241,29 @@ CASES = [
                  return objs
              dist.all_gather_object(objs, objs[0], group=self.pg)
      """, []),
+    ("which None: a file that documents a None group as the world, and never tests one for absence", """
+     def share(module, process_group=None):
+         \"\"\"process_group: name of the group; if passed as None, will default to the world group.\"\"\"
+         return module
+     def _reduce(t, group=None):
+         if dist.get_world_size(group=group) == 1:
+             return t
+         dist.all_reduce(t, group=group)
+         return t
+     """, []),
+    ("which None: ... but a file that also tests a group for absence before communicating keeps the size-only test", """
+     def share(module, process_group=None):
+         \"\"\"process_group: name of the group; if passed as None, will default to the world group.\"\"\"
+         return module
+     def _reduce(t, group=None):
+         if dist.get_world_size(group=group) == 1:
+             return t
+         dist.all_reduce(t, group=group)
+         return t
+     def _sync(t, dp=None):
+         if dp is not None:
+             dist.broadcast(t, 0, group=dp)
+     """, [("PG104", 5), ("PG103", 10)]),
     ("rebind: conditional world fallback", """
      def f(t, group=None):
          group = dist.group.WORLD if group is None else group

@@ -28,6 +28,7 @@ _WORLD_DOC = re.compile(
 )
 # numpy style with no None: "process_group : ProcessGroup, default = world group", "defaults to the global group"
 _WORLD_DEFAULT = re.compile(r"\bdefaults?\b\s*(?:[=:]|to|is)?\s*(?:the\s+)?(?:whole\s+|entire\s+)?(?:world|global)\b", re.I)
+_NAMES_A_GROUP = re.compile(r"\b\w+_(?:group|pg)\b|\bprocess group\b", re.I)  # `process_group`, `dp_group`
 _GETATTR_NONE = re.compile(r"getattr\(\s*self\s*,\s*[\"'](\w+)[\"']\s*,\s*None\s*\)")
 # None documented as "no parallelism" ("If None, no model parallelism is set").
 _ABSENT_DOC = re.compile(r"\bNone\b[^.\n]{0,60}\b(no|not|disabled|without|absent|skip|single)\b", re.I)
@@ -200,6 +201,19 @@ class ModuleEnv:
                 return None
             scope = scope.parent
         return klass
+
+    def documents_world(self) -> bool:
+        """Does a docstring of the file say that a group left None is the default (world) group, a project's
+        convention (`process_group : str | None ... If passed as None, will default to the world group.`)?"""
+        nodes = (self.ctx.source.tree, *(f.node for f in self.functions), *(c.node for c in self.classes.values()))
+        for node in nodes:
+            doc = ast.get_docstring(node, clean=False)
+            if not doc or "None" not in doc or not _NAMES_A_GROUP.search(doc):
+                continue  # (a sentence over no named group, `None means the default group.`, is its function's)
+            for sentence in re.split(r"(?<=\.)\s", " ".join(doc.split())):
+                if "group" in sentence and _WORLD_DOC.search(sentence) and not _ABSENT_DOC.search(sentence):
+                    return True
+        return False
 
     def _optional_attrs(self, klass: ClassInfo) -> set[str]:
         if klass.optional is None:

@@ -98,6 +98,9 @@ class Verdicts:
     # last names the file treats as the world when None (a world fallback, a world collective in the None branch)
     # and never tests for absence before communicating: a size-only test of one elsewhere means the world's size
     world_names: frozenset[str] = frozenset()
+    # the file documents None as the world group (a docstring) and never tests a group for absence before
+    # communicating: a size-only test here means get_world_size(None), the world's size
+    world_file: bool = False
 
     @cached_property
     def sides(self) -> dict[int, dict[bool, set[tuple[str, str | None]]]]:
@@ -149,6 +152,7 @@ def decide(module: ModuleFacts) -> Verdicts:
     world = _world_fallbacks(module)
     absent = _absent_evidence(module, world)
     v.world_names = frozenset(n for n in (leaf_name(o.partition(":")[2]) for o in world) if n not in absent)
+    v.world_file = not absent and module.env.documents_world()
     callers = _callers(module)
     dispatch = v.dispatch
     for site in module.sites.collectives.values():
@@ -213,7 +217,7 @@ def _size_only(v: Verdicts, site: CollectiveSite, f: Facts, world: set[str]) -> 
     module = v.module
     assert site.key is not None
     if f.null not in (Null.MAYBE, Null.NONE) or site.separate or _owner(module, site.key, site.function) in world \
-            or leaf_name(site.key) in v.world_names or _none_is_world(module, site.key, site.function):
+            or leaf_name(site.key) in v.world_names or v.world_file or _none_is_world(module, site.key, site.function):
         return
     for c in sorted(f.size, key=_pos):
         via = c.term.via if isinstance(c.term, SizeOf) else None

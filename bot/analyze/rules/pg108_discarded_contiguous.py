@@ -45,6 +45,11 @@ RULE = Rule(
         "import deepspeed.comm as dist\n"
         "def f(x, out, group):\n"
         "    dist.all_gather_into_tensor(out, x.contiguous(), group=group)\n",
+        # a functional collective returns its result: nothing is written into the temporary
+        "import torch.distributed._functional_collectives as fc\n"
+        "def f(grad, group):\n"
+        "    grad = fc.all_reduce(grad.contiguous(), 'sum', group)\n"
+        "    return grad\n",
     ),
 )
 
@@ -52,8 +57,9 @@ RULE = Rule(
 def check(r: Reporter) -> None:
     inplace = r.ctx.config.inplace_collectives
     for site in r.verdicts.module.sites.collectives.values():
-        if site.collective.name not in inplace or site.partial or not site.call.args or \
-                site.collective.family == "wrapper":
+        # only torch.distributed's own collectives write into their argument; the functional ones
+        # (`_functional_collectives`, `nn.functional`) return their result, and a wrapper's body is elsewhere
+        if site.collective.name not in inplace or site.partial or not site.call.args or site.collective.family != "c10d":
             continue
         first = site.call.args[0]
         if not (isinstance(first, ast.Call) and isinstance(first.func, ast.Attribute) and first.func.attr == "contiguous"

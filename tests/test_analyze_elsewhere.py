@@ -157,3 +157,48 @@ def test_a_helper_handed_an_optional_parameter_further_up_is_size_only_too() -> 
         ''')
     found = analyze_source("m.py", body, CONFIG).findings
     assert [(f.code, f.span.line) for f in found] == [("PG104", 6)]
+
+
+UTILS = '''\
+import torch.distributed as dist
+
+def sync_shared(model, process_group):
+    for p in model.parameters():
+        dist.broadcast(p, src=dist.get_global_rank(process_group, 0), group=process_group)
+
+def count_shared(model, process_group):
+    return sum(1 for _ in model.parameters())
+'''
+
+MODEL = '''\
+import torch.distributed as dist
+from pkg.utils import sync_shared, count_shared
+
+class Model:
+    def __init__(self, process_group=None):
+        self.process_group = process_group
+
+    def tie(self):
+        if self.process_group is not None:
+            sync_shared(self, self.process_group)
+
+    def count(self):
+        if self.process_group is not None:
+            return count_shared(self, self.process_group)
+        return 0
+
+    def sum_loss(self, loss):
+        dist.all_reduce(loss, group=self.process_group)
+'''
+
+
+def test_a_helper_elsewhere_that_communicates_on_the_group_it_is_given_is_that_groups_collective() -> None:
+    helpers = _helpers({"pkg/utils.py": UTILS})
+    found = analyze_source("pkg/model.py", MODEL, CONFIG, project_path="pkg/model.py", helpers=helpers).findings
+    # the broadcasting helper's call is guarded by a None test alone; the counting helper communicates nothing
+    assert [(f.code, f.span.line) for f in found if f.code == "PG103"] == [("PG103", 9)]
+    assert helpers.communicates("pkg.utils.sync_shared", frozenset(CONFIG.collectives))
+    assert not helpers.communicates("pkg.utils.count_shared", frozenset(CONFIG.collectives))
+    # without the other file nothing says that sync_shared communicates
+    alone = analyze_source("pkg/model.py", MODEL, CONFIG, project_path="pkg/model.py").findings
+    assert [f.code for f in alone if f.code == "PG103"] == []

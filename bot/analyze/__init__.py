@@ -112,6 +112,7 @@ class _Prefilter:
 
 
 _PREFILTERS: dict[tuple[object, ...], _Prefilter] = {}
+_WORD = re.compile(r"\w+")
 # (the collectives' own names only: `.gather(` and `.reduce(` are mostly tensors' and functools')
 _MODULE_CALLS = (b".all_", b".broadcast", b".reduce_scatter")  # `.all_` finds all_reduce, all_gather, all_to_all
 # an import naming something that may be a collective's wrapper (bot.analyze.scan.WRAPPER_NAME says for sure)
@@ -149,6 +150,8 @@ def analyze_source(
     names = Names.of(parsed.tree, package_of(project_path))
     renamed = _renamed_functions(names, config)
     wrappers = _wrapper_functions(names, config)
+    if helpers is not None:
+        wrappers = sorted({*wrappers, *_communicating_imports(names, config, parsed.text, helpers)})
     if renamed or not set(wrappers) <= set(parsed.wrappers):
         # `get_world_size as ws`, or a wrapper (`all_gather_raw(t, g)`) the text scan missed: their lines matter
         before = parsed.hot_lines
@@ -176,6 +179,19 @@ def _renamed_functions(names: Names, config: Config) -> list[str]:
         if local != target.rpartition(".")[2]
         and any((parent := target.rpartition(".")[0]) == m or parent.startswith(f"{m}.") for m in modules)
     )
+
+
+def _communicating_imports(names: Names, config: Config, text: str, helpers: ProjectHelpers) -> list[str]:
+    """Local names of functions imported from the project's other files that this file calls with a group and
+    that run a collective on a group they are given (read there, bot.analyze.elsewhere)."""
+    candidates = [local for local, target in names.aliases.items()
+                  if "." in target and not is_wrapper(target, config) and not target.startswith(("torch.", "numpy."))]
+    if not candidates:
+        return []
+    words = Words(candidates)
+    called = {m.group() for offset in calls_with_group(text, words) if (m := _WORD.match(text, offset))}
+    return [local for local in candidates if local in called and
+            helpers.communicates(names.aliases[local], frozenset(config.collectives))]
 
 
 def _wrapper_functions(names: Names, config: Config) -> list[str]:

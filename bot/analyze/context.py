@@ -123,7 +123,7 @@ class Context:
             qualified = qualified.removesuffix(".apply") if func.attr == "apply" else qualified
         elif not isinstance(func, ast.Name):
             return None  # `self.x.fn(...)` may be any object's method
-        if not is_wrapper(qualified, self.config):
+        if not is_wrapper(qualified, self.config) and not self.communicates_elsewhere(qualified):
             return None
         name = ast.unparse(func)
         for kw in call.keywords:
@@ -165,6 +165,13 @@ class Context:
         if group is None or is_none(group):
             return None
         return group
+
+    def communicates_elsewhere(self, qualified: str) -> bool:
+        """A function of the project's other files that runs a collective on a group it is given
+        (bot.analyze.elsewhere): its calls are that group's collectives, as a wrapper's are."""
+        return self.helpers is not None and "." in qualified and not qualified.startswith(_NOT_WRAPPERS) \
+            and self.comm_module_of(qualified) is None \
+            and self.helpers.communicates(qualified, frozenset(self.config.collectives))
 
     def elsewhere_size(self, node: ast.AST) -> tuple[ast.expr, int | None] | None:
         """`get_parallel_world_size(g)` imported from another file of the project that defines it as a wrapper of

@@ -1,5 +1,6 @@
-"""Size helpers a file imports from elsewhere in its project (`from pkg.state import get_parallel_world_size`),
-read as text through a reader the caller supplies (never imported, never run).
+"""Size helpers and communicating helpers a file imports from elsewhere in its project (`from pkg.state import
+get_parallel_world_size`, `from pkg.utils import sync_shared_params`), read as text through a reader the caller
+supplies (never imported, never run).
 
 A project's one-line wrapper `return dist.get_world_size(group=group)` measures exactly what get_world_size does,
 None included (the world); `return 1 if group is None else dist.get_world_size(group)` is 1 for None. Anything
@@ -35,6 +36,7 @@ class ProjectHelpers:
         self._reader = reader
         self._texts: dict[str, str | None] = {}
         self._sizes: dict[str, HelperSize | None] = {}
+        self._communicating: dict[str, bool] = {}
 
     def size_of(self, qualified: str) -> HelperSize | None:
         """`pkg.mod.fn`: what ``fn`` (defined at the top of pkg/mod.py or pkg/mod/__init__.py) measures, if it
@@ -43,7 +45,20 @@ class ProjectHelpers:
             self._sizes[qualified] = self._read(qualified) if _SIZE_NAME.search(qualified.rpartition(".")[2]) else None
         return self._sizes[qualified]
 
+    def communicates(self, qualified: str, collectives: frozenset[str]) -> bool:
+        """Does ``fn`` (as in ``size_of``) run one of ``collectives`` on a group it is given (`group=pg`, pg one
+        of its parameters)? Then a call of it passing a group is that group's collective, as a wrapper named for
+        one is (`sync_shared_params(model, pg)` broadcasts on pg)."""
+        if qualified not in self._communicating:
+            function = self._function(qualified)
+            self._communicating[qualified] = function is not None and _runs_on_parameter(function, collectives)
+        return self._communicating[qualified]
+
     def _read(self, qualified: str) -> HelperSize | None:
+        function = self._function(qualified)
+        return _measures(function) if function is not None else None
+
+    def _function(self, qualified: str) -> ast.FunctionDef | None:
         module, _, name = qualified.rpartition(".")
         if not module or not all(part.isidentifier() for part in module.split(".")):
             return None
@@ -51,8 +66,7 @@ class ProjectHelpers:
         for path in (f"{base}.py", f"{base}/__init__.py", f"src/{base}.py", f"src/{base}/__init__.py"):
             text = self._text(path)
             if text is not None:
-                function = _definition(text, name)
-                return _measures(function) if function is not None else None
+                return _definition(text, name)
         return None
 
     def _text(self, path: str) -> str | None:
@@ -109,6 +123,15 @@ def _measures(function: ast.FunctionDef) -> HelperSize | None:
         if fallback is not None and _world_size_of(sized, group):
             return HelperSize(fallback)
     return None
+
+
+def _runs_on_parameter(function: ast.FunctionDef, collectives: frozenset[str]) -> bool:
+    params = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call) and (dotted(node.func) or "").rpartition(".")[2] in collectives and \
+                any(k.arg == "group" and isinstance(k.value, ast.Name) and k.value.id in params for k in node.keywords):
+            return True
+    return False
 
 
 def _world_size_of(node: ast.expr | None, group: str) -> bool:

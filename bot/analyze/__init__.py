@@ -27,6 +27,8 @@ from bot.analyze.scan import (
     group_sizes,
     imported_wrappers,
     led,
+    names_group,
+    word_before,
 )
 
 __all__ = ["RULES", "analyze_paths", "analyze_source"]  # the file walk and project root: bot.files
@@ -151,7 +153,7 @@ def analyze_source(
     renamed = _renamed_functions(names, config)
     wrappers = _wrapper_functions(names, config)
     if helpers is not None:
-        wrappers = sorted({*wrappers, *_communicating_imports(names, config, parsed.text, helpers)})
+        wrappers = sorted({*wrappers, *_communicating_imports(names, config, parsed.text, helpers, project_path)})
     if renamed or not set(wrappers) <= set(parsed.wrappers):
         # `get_world_size as ws`, or a wrapper (`all_gather_raw(t, g)`) the text scan missed: their lines matter
         before = parsed.hot_lines
@@ -181,17 +183,26 @@ def _renamed_functions(names: Names, config: Config) -> list[str]:
     )
 
 
-def _communicating_imports(names: Names, config: Config, text: str, helpers: ProjectHelpers) -> list[str]:
-    """Local names of functions imported from the project's other files that this file calls with a group and
-    that run a collective on a group they are given (read there, bot.analyze.elsewhere)."""
-    candidates = [local for local, target in names.aliases.items()
-                  if "." in target and not is_wrapper(target, config) and not target.startswith(("torch.", "numpy."))]
-    if not candidates:
+def _communicating_imports(names: Names, config: Config, text: str, helpers: ProjectHelpers,
+                           project_path: str) -> list[str]:
+    """Local names of functions imported from the file's own top-level package that this file calls with a group
+    and that run a collective on a group they are given (read there, bot.analyze.elsewhere)."""
+    parts = project_path.split("/")
+    parts = parts[1:] if parts[0] == "src" else parts
+    if len(parts) < 2:
         return []
-    words = Words(candidates)
-    called = {m.group() for offset in calls_with_group(text, words) if (m := _WORD.match(text, offset))}
-    return [local for local in candidates if local in called and
-            helpers.communicates(names.aliases[local], frozenset(config.collectives))]
+    top = parts[0] + "."
+    out = []
+    for local, target in names.aliases.items():
+        if not target.startswith(top) or is_wrapper(target, config):
+            continue
+        call = f"{local}("
+        at = text.find(call)
+        while at >= 0 and (word_before(text, at) or not names_group(text, at, frozenset((local,)))):
+            at = text.find(call, at + 1)
+        if at >= 0 and helpers.communicates(target, frozenset(config.collectives)):
+            out.append(local)
+    return out
 
 
 def _wrapper_functions(names: Names, config: Config) -> list[str]:

@@ -264,6 +264,24 @@ CASES = [
          if dp is not None:
              dist.broadcast(t, 0, group=dp)
      """, [("PG104", 5), ("PG103", 10)]),
+    ("which None: a collective run where the group is known to be None runs on the world, so None is the world", """
+     def barrier_with_timeout(group=None):
+         if dist.get_world_size(group=group) == 1:
+             return True
+         if group is not None:
+             dist.barrier(group=group)
+             return True
+         dist.barrier(group=group)
+         return True
+     """, []),
+    ("which None: ... and without that world path the same tests are one guard split over two", """
+     def barrier_with_timeout(group=None):
+         if dist.get_world_size(group=group) == 1:
+             return True
+         if group is not None:
+             dist.barrier(group=group)
+         return True
+     """, [("PG101", 2)]),
     ("rebind: conditional world fallback", """
      def f(t, group=None):
          group = dist.group.WORLD if group is None else group

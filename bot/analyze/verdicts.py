@@ -201,7 +201,8 @@ def _sized(v: Verdicts, site: CollectiveSite, f: Facts, paired: set[tuple[int, i
         return True
     if f.nonnull and f.size:
         split = _split(site, f, paired)
-        if split is not None:
+        # (not where the same function runs the world when the group is None: its None test picks the world)
+        if split is not None and (site.key is None or _owner(v.module, site.key, site.function) not in world):
             v.splits.append(split)
         return True
     if f.size:
@@ -454,6 +455,10 @@ def _world_fallbacks(module: ModuleFacts) -> set[str]:
             out.add(_owner(module, site.key, site.function))
         # `if g is not None: barrier(g) else: barrier()`: None is the world
         out.update(_owner(module, k, site.function) for k in site.none_keys)
+        if site.key and site.facts is not None and site.facts.null == Null.NONE and \
+                not _set_to_none(site.function, site.key):
+            # `if g is not None: ...; return` then `barrier(group=g)`: run where a test says g is None, on the world
+            out.add(_owner(module, site.key, site.function))
     # `gather(lens)` of `def gather(x, group=None)`, whose collective None reaches untested: this file runs it on
     # the world (a helper that tests for None skips instead: `if g is not None: all_reduce(t, group=g)`)
     reached = {(id(site.function.node), site.key) for site in module.sites.collectives.values()
@@ -467,6 +472,14 @@ def _world_fallbacks(module: ModuleFacts) -> set[str]:
             out.update(_owner(module, name, function) for name, default in param_defaults(function.node)
                        if isinstance(default, (ast.Attribute, ast.Call)) and module.ctx.is_world(default))
     return out
+
+
+def _set_to_none(function: FunctionInfo | None, key: str) -> bool:
+    """Does the function assign None to ``key`` itself (`tp_group = None`)? Then a None there is its own doing."""
+    if function is None:
+        return False
+    return any(isinstance(n, ast.Assign) and is_none(n.value) and any(dotted(t) == key for t in n.targets)
+               for n in own_statements(function.node.body))
 
 
 def _left_none(module: ModuleFacts, call: CallSite) -> Iterator[str]:

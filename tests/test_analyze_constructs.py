@@ -274,6 +274,16 @@ CASES = [
          dist.barrier(group=group)
          return True
      """, []),
+    ("which None: ... or where the None path communicates another way (a new group), the None test picks", """
+     def sync_all(grp=None):
+         if not dist.is_initialized() or dist.get_world_size(group=grp) == 1:
+             return
+         if grp is not None:
+             dist.barrier(group=grp)
+             return
+         helper = dist.new_group(backend="gloo")
+         dist.monitored_barrier(group=helper)
+     """, []),
     ("which None: ... and without that world path the same tests are one guard split over two", """
      def barrier_with_timeout(group=None):
          if dist.get_world_size(group=group) == 1:

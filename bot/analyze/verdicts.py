@@ -201,8 +201,10 @@ def _sized(v: Verdicts, site: CollectiveSite, f: Facts, paired: set[tuple[int, i
         return True
     if f.nonnull and f.size:
         split = _split(site, f, paired)
-        # (not where the same function runs the world when the group is None: its None test picks the world)
-        if split is not None and (site.key is None or _owner(v.module, site.key, site.function) not in world):
+        # (not where the same function runs the world when the group is None, nor where the None test chooses how
+        # to communicate: `if g is not None: barrier(g) else: barrier(new_group())`: it picks, it does not guard)
+        if split is not None and (site.key is None or _owner(v.module, site.key, site.function) not in world) \
+                and (split.none is split.size or id(split.none.test) not in v.dispatch):
             v.splits.append(split)
         return True
     if f.size:

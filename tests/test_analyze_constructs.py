@@ -1832,6 +1832,161 @@ CASES = [
          except RuntimeError:
              return True
      """, [("PG101", 5)]),
+    ("helpers: a None-safe size exit before a helper whose own optional group a supplied size decides", """
+     def swap(t, group=None):
+         out = t.new_empty(t.shape)
+         dist.all_to_all_single(out, t, group=group)
+         return out
+     def scatter_in(t, n=1, grp=None):
+         if n == 1:
+             return t
+         return swap(t, group=grp)
+     def forward(t, grp=None):
+         n = dist.get_world_size(grp) if grp is not None else 1
+         if n == 1:
+             return t
+         return scatter_in(t, n=n, grp=grp)
+     """, [("PG102", 10)]),
+    ("helpers: ... and when the innermost helper tests the size itself, that test is size-only", """
+     def swap(t, group=None):
+         if dist.get_world_size(group) == 1:
+             return t
+         out = t.new_empty(t.shape)
+         dist.all_to_all_single(out, t, group=group)
+         return out
+     def scatter_in(t, n=1, grp=None):
+         if n == 1:
+             return t
+         return swap(t, group=grp)
+     def forward(t, grp=None):
+         n = dist.get_world_size(grp) if grp is not None else 1
+         if n == 1:
+             return t
+         return scatter_in(t, n=n, grp=grp)
+     """, [("PG104", 2), ("PG102", 12)]),
+    ("helpers: a None test alone before such a helper is not None-only (the supplied size decides there)", """
+     def swap(t, group=None):
+         out = t.new_empty(t.shape)
+         dist.all_to_all_single(out, t, group=group)
+         return out
+     def scatter_in(t, n=1, grp=None):
+         if n == 1:
+             return t
+         return swap(t, group=grp)
+     def forward(t, n, grp=None):
+         if grp is not None:
+             return scatter_in(t, n=n, grp=grp)
+         return t
+     """, []),
+    ("helpers: a size-only test at the call, the size tested again inside: the helper's finding only", """
+     def swap(t, group=None):
+         if dist.get_world_size(group) == 1:
+             return t
+         out = t.new_empty(t.shape)
+         dist.all_to_all_single(out, t, group=group)
+         return out
+     def forward(t, grp):
+         if dist.get_world_size(grp) > 1:
+             return swap(t, group=grp)
+         return t
+     """, [("PG104", 2)]),
+    ("getter: a None test of what a getter hands back only for several ranks is the whole guard", """
+     def tp_if_parallel(module):
+         g = getattr(module, "tp_group", None)
+         if g is None:
+             return None
+         n = dist.get_world_size(group=g)
+         return g if n > 1 else None
+     def sync(value, module):
+         pg = tp_if_parallel(module)
+         if pg is None:
+             return value
+         dist.all_reduce(value, group=pg)
+         return value
+     """, []),
+    ("getter: ... not when it hands back a non-member group too (`n != 1`): None-only", """
+     def tp_if_parallel(module):
+         g = getattr(module, "tp_group", None)
+         if g is None:
+             return None
+         return g if dist.get_world_size(group=g) != 1 else None
+     def sync(value, module):
+         pg = tp_if_parallel(module)
+         if pg is not None:
+             dist.all_reduce(value, group=pg)
+         return value
+     """, [("PG103", 8)]),
+    ("getter: ... nor when it hands back the group whatever its size", """
+     def tp_of(module):
+         return getattr(module, "tp_group", None)
+     def sync(value, module):
+         pg = tp_of(module)
+         if pg is not None:
+             dist.all_reduce(value, group=pg)
+         return value
+     """, [("PG103", 5)]),
+    ("size helper: an in-file size helper that answers 1 for None is the module's own guard, alone", """
+     def pg_len(grp=None):
+         if not dist.is_initialized() or grp is None:
+             return 1
+         return grp.size()
+     class Shuttle:
+         def __init__(self, ready):
+             self.xp_grp = dist.new_group() if ready else None
+         def collect(self, t):
+             if pg_len(self.xp_grp) == 1:
+                 return [t]
+             parts = [t.clone() for _ in range(pg_len(self.xp_grp))]
+             dist.all_gather(parts, t, group=self.xp_grp)
+             return parts
+     """, []),
+    ("size helper: ... its exit says None is an absent dimension: a sibling's bare collective is unguarded", """
+     def pg_len(grp=None):
+         if not dist.is_initialized() or grp is None:
+             return 1
+         return grp.size()
+     class Shuttle:
+         def __init__(self, ready):
+             self.xp_grp = dist.new_group() if ready else None
+         def collect_scales(self, t):
+             parts = [t.clone() for _ in range(pg_len(self.xp_grp))]
+             dist.all_gather(parts, t, group=self.xp_grp)
+             return parts
+         def collect(self, t):
+             if pg_len(self.xp_grp) == 1:
+                 return [t]
+             parts = [t.clone() for _ in range(pg_len(self.xp_grp))]
+             dist.all_gather(parts, t, group=self.xp_grp)
+             return parts
+     """, [("PG105", 10)]),
+    ("size helper: an in-file world-size wrapper tested alone on an optional group is size-only", """
+     def pg_len(grp):
+         return dist.get_world_size(grp)
+     def sync(t, grp=None):
+         if pg_len(grp) > 1:
+             dist.all_reduce(t, group=grp)
+     """, [("PG104", 4)]),
+    ("size helper: ... its default parameter is what it answers for None, beside a None test: one early exit", """
+     def grp_len(grp, default=1):
+         if grp is None:
+             return default
+         return dist.get_world_size(grp)
+     def sync_grad(g, xp_grp=None):
+         if xp_grp is None or grp_len(xp_grp) <= 1:
+             return g
+         dist.all_reduce(g, group=xp_grp)
+         return g
+     """, [("PG102", 6)]),
+    ("size helper: ... but a helper whose None test also names the group elsewhere measures nothing known", """
+     def grp_len(grp):
+         if grp is None or grp.rank() < 0:
+             return 1
+         return grp.size()
+     def sync_grad(g, n, xp_grp=None):
+         if n > 1 and grp_len(xp_grp) > 1:
+             dist.all_reduce(g, group=xp_grp)
+         return g
+     """, []),
     ("calls: positional group", """
      def f(t, g=None):
          if g is not None:

@@ -9,6 +9,7 @@ import pytest
 
 from bot.analyze import analyze_paths, analyze_source
 from bot.analyze.elsewhere import HelperSize, ProjectHelpers
+from bot.analyze.terms import UNREACHABLE
 from bot.config import load
 from bot.files import project_reader
 
@@ -34,6 +35,22 @@ def get_other_size(group):
 
 def get_some_world_size(group, extra):
     return dist.get_world_size(group) * extra
+
+def get_own_size(group):
+    if not dist.is_initialized() or group is None:
+        return 1
+    return group.size()
+
+def get_default_size(group, default=1):
+    return default if group is None else group.size()
+
+def get_member_size(group):
+    if group is None or group.rank() < 0:
+        return 1
+    return group.size()
+
+def get_bare_own_size(group):
+    return group.size()
 '''
 
 USER = '''\
@@ -76,6 +93,10 @@ def _helpers(files: dict[str, str]) -> ProjectHelpers:
     ("get_other_size", None),  # measures something else
     ("get_some_world_size", None),  # arithmetic on the size
     ("get_missing_size", None),  # not defined there
+    ("get_own_size", HelperSize(UNREACHABLE)),  # Megatron-Core's get_pg_size: its group, its own answer for None
+    ("get_default_size", None),  # a conditional expression's fallback must be a constant
+    ("get_member_size", None),  # the exit asks more of the group than None
+    ("get_bare_own_size", None),  # `None.size()` raises: no answer for None
 ])
 def test_what_a_helper_measures_is_read_from_its_definition(name: str, expected: HelperSize | None) -> None:
     helpers = _helpers({"pkg/state.py": STATE})

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from bot.analyze.names import dotted
-from bot.analyze.terms import is_none, none_test
+from bot.analyze.terms import UNREACHABLE, is_none, none_test
 
 Reader = Callable[[str], "str | None"]  # a '/'-separated path from the project root -> its text (None: absent)
 
@@ -24,7 +24,8 @@ _SIZE_NAME = re.compile(r"size", re.I)
 
 
 class HelperSize(NamedTuple):
-    """What the helper answers: a group's world size, and for None ``when_none`` (None: the world's size)."""
+    """What the helper answers: a group's world size, and for None ``when_none`` (None: the world's size;
+    bot.analyze.terms.UNREACHABLE: its own answer, taken for the project's own guard)."""
 
     when_none: int | None
 
@@ -56,7 +57,7 @@ class ProjectHelpers:
 
     def _read(self, qualified: str) -> HelperSize | None:
         function = self._function(qualified)
-        return _measures(function) if function is not None else None
+        return measures(function) if function is not None else None
 
     def _function(self, qualified: str) -> ast.FunctionDef | None:
         module, _, name = qualified.rpartition(".")
@@ -93,9 +94,10 @@ def _definition(text: str, name: str) -> ast.FunctionDef | None:
     return node if isinstance(node, ast.FunctionDef) else None
 
 
-def _measures(function: ast.FunctionDef) -> HelperSize | None:
+def measures(function: ast.FunctionDef | ast.AsyncFunctionDef) -> HelperSize | None:
     """`return ws(g)` (the world for None), `return 1 if g is None else ws(g)` or `if g is None: return 1` then
-    `return ws(g)` (1 for None), with g the first parameter."""
+    `return ws(g)` (1 for None), with g the first parameter; behind the None test, the group's own `g.size()`
+    measures it too (`if not dist.is_initialized() or g is None: return 1`, then `return g.size()`)."""
     params = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
     if not params:
         return None
@@ -105,10 +107,16 @@ def _measures(function: ast.FunctionDef) -> HelperSize | None:
             and isinstance(body[0].value.value, str):
         body = body[1:]  # the docstring
     if len(body) == 2 and isinstance(body[0], ast.If) and not body[0].orelse and len(body[0].body) == 1:
-        test, early = none_test(body[0].test), body[0].body[0]
-        if test is not None and test.is_none and _named(test.target, group) and isinstance(early, ast.Return) \
-                and _constant(early.value) is not None and isinstance(body[1], ast.Return):
-            return HelperSize(_constant(early.value)) if _world_size_of(body[1].value, group) else None
+        exits, early = _none_exit(body[0].test, group), body[0].body[0]
+        fallback = _constant(_default_of(function, early.value)) if isinstance(early, ast.Return) else None
+        if exits and fallback is not None and isinstance(body[1], ast.Return):
+            if _world_size_of(body[1].value, group) and isinstance(body[0].test, ast.Compare) \
+                    and isinstance(early, ast.Return) and isinstance(early.value, ast.Constant):
+                return HelperSize(fallback)
+            # Megatron-Core's `get_pg_size` (more than the None test, the group's own size, a default parameter):
+            # labellers take a test on it for the project's own guard, so only its group is known
+            return HelperSize(UNREACHABLE) if _world_size_of(body[1].value, group) or \
+                _own_size_of(body[1].value, group) else None
     if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
         return None
     value = body[0].value
@@ -122,7 +130,36 @@ def _measures(function: ast.FunctionDef) -> HelperSize | None:
         fallback = _constant(other)
         if fallback is not None and _world_size_of(sized, group):
             return HelperSize(fallback)
+        if fallback is not None and _own_size_of(sized, group):
+            return HelperSize(UNREACHABLE)
     return None
+
+
+def _default_of(function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.expr | None) -> ast.expr | None:
+    """A parameter's default where the value is that parameter (`def n(g, default=1): ... return default`),
+    as the calls that leave it out see it; anything else as it is."""
+    if not isinstance(node, ast.Name):
+        return node
+    a = function.args
+    positional = [*a.posonlyargs, *a.args]
+    pairs = [*zip(positional[len(positional) - len(a.defaults):], a.defaults, strict=True),
+             *((k, d) for k, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None)]
+    return next((d for p, d in pairs if p.arg == node.id), node)
+
+
+def _none_exit(test: ast.expr, group: str) -> bool:
+    """`g is None`, alone or beside tests that do not name g (`not dist.is_initialized() or g is None`)."""
+    operands = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) else [test]
+    tests = [none_test(v) for v in operands]
+    named = [t for t in tests if t is not None and t.is_none and _named(t.target, group)]
+    others = [v for v, t in zip(operands, tests, strict=True) if t is None or not _named(t.target, group)]
+    return len(named) == 1 and not any(isinstance(n, ast.Name) and n.id == group for v in others for n in ast.walk(v))
+
+
+def _own_size_of(node: ast.expr | None, group: str) -> bool:
+    """`g.size()`: a present group's own size (it raises for None, so only behind a None test)."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size" \
+        and _named(node.func.value, group) and not node.args and not node.keywords
 
 
 def _runs_on_parameter(function: ast.FunctionDef, collectives: frozenset[str]) -> bool:

@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from bot.analyze.context import Context
+from bot.analyze.elsewhere import HelperSize, measures
 from bot.analyze.names import dotted, leaf_name
 from bot.analyze.returns import returned_test
 from bot.analyze.scan import GROUP_NAME, global_statements
 from bot.analyze.source import child_blocks
-from bot.analyze.terms import Null, Separate, is_none, none_test
+from bot.analyze.terms import Null, Separate, is_none, none_test, size_compare
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 _COMMENT = re.compile(r"#(.*)$")
@@ -92,6 +93,8 @@ class ModuleEnv:
     supplied_sizes: dict[int, dict[str, Separate | None]] = field(default_factory=dict)
     # (callee, depth, calling function) -> whether the callee returns a guard (bot.analyze.flow.Walker.guard_like)
     guard_bodies: dict[tuple[int, int, int], bool] = field(default_factory=dict)
+    _parallel_getters: dict[int, bool] = field(default_factory=dict)  # id of a function node -> parallel_getter
+    _measured: dict[int, HelperSize | None] = field(default_factory=dict)  # id of a function node -> measured
 
     @classmethod
     def of(cls, ctx: Context) -> ModuleEnv:
@@ -235,6 +238,22 @@ class ModuleEnv:
         if key not in self._returned:
             self._returned[key] = returned_test(function.node)
         return self._returned[key]
+
+    def parallel_getter(self, function: FunctionInfo) -> bool:
+        """Does the function hand back a group only when it spans several ranks, None otherwise (`return pg if
+        n > 1 else None`, every other return None)? A None test of what it returns is then the whole guard."""
+        key = id(function.node)
+        if key not in self._parallel_getters:
+            self._parallel_getters[key] = _parallel_getter(function.node)
+        return self._parallel_getters[key]
+
+    def measured(self, function: FunctionInfo) -> HelperSize | None:
+        """What an in-file size helper measures (`def pg_len(g): if g is None: return 1; return g.size()`), read
+        as a project's helper is (bot.analyze.elsewhere)."""
+        key = id(function.node)
+        if key not in self._measured:
+            self._measured[key] = measures(function.node)
+        return self._measured[key]
 
     def mro(self, klass: ClassInfo) -> list[ClassInfo]:
         """The class and its bases defined in this file (depth first, as far as names resolve here)."""
@@ -621,3 +640,21 @@ def own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             continue
         for block in child_blocks(stmt):
             stack.extend(reversed(block))
+
+
+def _parallel_getter(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    sized = False
+    for stmt in own_statements(node.body):
+        if not isinstance(stmt, ast.Return):
+            continue
+        value = stmt.value
+        if value is None or is_none(value):
+            continue
+        if not (isinstance(value, ast.IfExp) and is_none(value.orelse)
+                and isinstance(value.body, (ast.Name, ast.Attribute))):
+            return False
+        compare = size_compare(value.test)
+        if compare is None or not compare.positive or compare.nonmember_bug:
+            return False  # (`n != 1` would hand back a non-member group, size -1)
+        sized = True
+    return sized

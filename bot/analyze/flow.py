@@ -224,6 +224,9 @@ class Walker:
         # local name -> the group whose global ranks it holds (`ranks = get_process_group_ranks(group=g)`,
         # `peer = ranks[(r + 1) % n]`): a send to it is communication on g (flow-insensitive, as `chosen`)
         self.rank_of: dict[str, str] = {}
+        # locals holding what an in-file getter hands back only for a group of several ranks (`pg = get_tp()`,
+        # `return g if n > 1 else None`): their None test is the whole guard (flow-insensitive, as `chosen`)
+        self.parallel_only: set[str] = set()
         klass = env.class_of(function) if function is not None else None
         self.summary = summaries.get(id(klass.node)) if klass is not None else None
 
@@ -460,6 +463,11 @@ class Walker:
                 self.chosen[text] = options
             else:
                 self.chosen.pop(text, None)
+            getter = self.env.callee(value, self.function) if type(value) is ast.Call and self.is_group(text) else None
+            if getter is not None and self.env.parallel_getter(getter):
+                self.parallel_only.add(text)
+            else:
+                self.parallel_only.discard(text)
         # Read the value in the state before the target is killed: `g = g or WORLD` reads the old g.
         null, copied, world = self.value_null(value, s)
         term = self.term(value, s)
@@ -614,6 +622,15 @@ class Walker:
             key = self.canon(helped, s)
             if key is not None and self.is_group(key):
                 return SizeOf(key, UNREACHABLE)  # what it answers for None is unknown: never a finding alone
+        if type(node) is ast.Call and node.args and not isinstance(node.args[0], ast.Starred):
+            helper = self.env.callee(node, self.function)
+            measured = self.env.measured(helper) if helper is not None else None
+            if measured is not None:  # an in-file size helper, read as a project's are
+                key = self.canon(node.args[0], s)
+                if key is not None:
+                    # One that answers for None itself is the module's own guard, as a `get_pg_size` from a library
+                    # is: its test alone is left to it (labellers agree), beside a None test it is the group's size.
+                    return SizeOf(key, None if measured.when_none is None else UNREACHABLE)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size" \
                 and not node.args and not node.keywords:
             key = self.canon(node.func.value, s)
@@ -821,7 +838,9 @@ class Walker:
         s = s.copy()
         for k in self.equal(s, key):
             f = self.facts(s, k)
-            if present:
+            if present and k in self.parallel_only:  # present means several ranks: the predicate's answer
+                s.groups[k] = Facts(Null.NOT_NONE, f.nonnull | {check}, f.size, f.pred | {check._replace(kind="pred")})
+            elif present:
                 s.groups[k] = Facts(Null.NOT_NONE, f.nonnull | {check}, f.size, f.pred)
             else:
                 s.groups[k] = Facts(Null.MAYBE if _truthiness(check) else Null.NONE)

@@ -37,6 +37,8 @@ class ModuleFacts:
     group_keys: frozenset[str] = frozenset()  # dotted texts passed as a group somewhere in the file
     # id of a function node -> the keys it counts the world for when None (bot.analyze.verdicts), found once
     world_when_none: dict[int, frozenset[str]] = field(default_factory=dict)
+    # id of a function or class node -> the names assigned the world's size anywhere in it (bot.analyze.verdicts)
+    world_sized: dict[int, frozenset[str]] = field(default_factory=dict)
 
 
 def analyze_module(ctx: Context) -> ModuleFacts:

@@ -270,13 +270,15 @@ def _calls_as_sites(module: ModuleFacts, reaches: list[Reach], callers: dict[int
     call is that collective's guard (split, size-only or cached; None-only ones: `_none_only_callers`). Each
     comes back as the helper's collective seen from the call, with the caller's key, facts and function."""
     for r in reaches:
-        if r.size_inside or r.nonnull_inside or r.site.separate:
+        if r.nonnull_inside or r.site.separate:
             continue
         for call in callers.get(id(r.helper.node), []):
             key = _map(module, r.helper, r.key, call)
             f = call.groups.get(key) if key is not None else None
             if key is None or f is None or not f.size:
                 continue
+            if r.size_inside and not f.nonnull:
+                continue  # a size-only test here, and the size is tested again further down: the helper's to report
             yield r.site._replace(key=key, facts=f, function=call.function, separate=call.separate,
                                   path=call.path, statement=call.statement or r.site.statement)
 
@@ -287,7 +289,7 @@ def _none_only_callers(module: ModuleFacts, reaches: list[Reach], callers: dict[
     given, guarded at the call by a None test alone while no size is tested on the way: the None-only guard is
     at the call."""
     for r in reaches:
-        if r.site.separate:
+        if r.site.separate or r.separate_inside:
             continue
         for call in callers.get(id(r.helper.node), []):
             key = _map(module, r.helper, r.key, call)
@@ -541,8 +543,12 @@ def _holds_world_size(module: ModuleFacts, function: FunctionInfo, name: str) ->
     """``name`` (a local, or `self.x` anywhere in the class) is set to the world's size."""
     klass = module.env.class_of(function) if name.startswith("self.") else None
     scope: ast.AST = klass.node if klass is not None else function.node
-    return any(isinstance(n, ast.Assign) and module.ctx.is_world_size(n.value)
-               and any(dotted(t) == name for t in n.targets) for n in ast.walk(scope))
+    held = module.world_sized.get(id(scope))
+    if held is None:  # one walk per scope (a class can be most of the file), whatever names are asked
+        held = module.world_sized[id(scope)] = frozenset(
+            text for n in ast.walk(scope) if isinstance(n, ast.Assign) and module.ctx.is_world_size(n.value)
+            for t in n.targets if (text := dotted(t)) is not None)
+    return name in held
 
 
 # rules.yaml `absent_groups`: names of groups for which None means "this dimension is absent" in this project.
@@ -640,6 +646,10 @@ class Reach(NamedTuple):
     # (function, key, line) where the group is handed on, from the collective up: a None given is replaced on the
     # way when one of them fills it in (`if g is None: g = getter()`), and only groups get through
     hops: tuple[tuple[FunctionInfo, str, int], ...] = ()
+    # handed on through a helper whose own group may be None, where a size it is given decides
+    # (`def scatter_in(t, n=1, grp=None): if n == 1: return t` then `swap(t, grp)`): that test is out of scope
+    # there, but a caller that tests the group's own size before the call guards the communication with it
+    separate_inside: bool = False
 
     def filled(self, module: ModuleFacts) -> bool:
         return any(_fills(module, *hop) for hop in self.hops)
@@ -718,13 +728,16 @@ def _reaches(module: ModuleFacts, callers: dict[int, list[CallSite]]) -> list[Re
             if key is None or call.function is None:
                 continue
             f = call.groups.get(key)
-            if f is None or f.null != Null.UNKNOWN or f.guarded:
-                continue  # an optional group here is decided at this call; a guarded one stops here
+            if f is None or f.guarded:
+                continue  # a guarded group stops here
+            separate = f.null == Null.MAYBE and bool(call.separate) and not (f.nonnull or f.size or f.pred)
+            if f.null != Null.UNKNOWN and not separate:
+                continue  # an optional group here is decided at this call
             rel = _relative(module, call.function, key)
             if rel is None or any(x.helper is rel[0] and x.key == rel[1] and x.site is r.site for x in out):
                 continue
             nxt = Reach(r.site, rel[0], rel[1], r.size_inside or bool(f.size), r.nonnull_inside or bool(f.nonnull),
-                        r.depth + 1, (*r.hops, (rel[0], rel[1], call.call.lineno)))
+                        r.depth + 1, (*r.hops, (rel[0], rel[1], call.call.lineno)), r.separate_inside or separate)
             out.append(nxt)
             frontier.append(nxt)
     return out
@@ -756,7 +769,8 @@ def _through_callers(module: ModuleFacts, reaches: list[Reach], callers: dict[in
     not optional); a caller passes a group that can be None (and means "absent") with no guard: report there."""
     out: list[Unguarded] = []
     for r in reaches:
-        if r.site.separate or r.size_inside or r.nonnull_inside or r.site.collective.family == "wrapper":
+        if r.site.separate or r.size_inside or r.nonnull_inside or r.separate_inside or \
+                r.site.collective.family == "wrapper":
             continue
         if r.depth == 0 and (r.site.facts is None or r.site.facts.null != Null.UNKNOWN):
             continue  # an optional group at the collective itself is decided there
@@ -820,7 +834,7 @@ def _sized_through_callers(v: Verdicts, reaches: list[Reach], callers: dict[int,
     for r in reaches:
         site, f = r.site, r.site.facts
         if f is None or not f.size or f.nonnull or f.null != Null.UNKNOWN or r.nonnull_inside or site.separate \
-                or id(site) in done or r.filled(module):
+                or r.separate_inside or id(site) in done or r.filled(module):
             continue
         if r.depth > 0 and "." not in r.key and r.key in optional_params(r.helper.node):
             # handed on from a function whose own parameter may be None (`def forward(ctx, x, group=None)`)

@@ -1987,6 +1987,32 @@ CASES = [
              dist.all_reduce(g, group=xp_grp)
          return g
      """, []),
+    ("spelling: the group's size method fetched with getattr: `callable` is the None test, its call the size", """
+     def max_over_stages(vals, stage_grp):
+         size_fn = getattr(stage_grp, "size", None)
+         if not callable(size_fn) or size_fn() <= 1:
+             return vals
+         dist.all_reduce(vals, op=dist.ReduceOp.MAX, group=stage_grp)
+         return vals
+     """, [("PG102", 3)]),
+    ("spelling: ... the None test alone before the collective is None-only", """
+     def max_over_stages(vals, stage_grp):
+         size_fn = getattr(stage_grp, "size", None)
+         if callable(size_fn):
+             dist.all_reduce(vals, op=dist.ReduceOp.MAX, group=stage_grp)
+         return vals
+     """, [("PG103", 3)]),
+    ("spelling: ... not another method, nor a size method of something that is no group", """
+     def max_over_stages(vals, stage_grp, table):
+         rank_fn = getattr(stage_grp, "rank", None)
+         if callable(rank_fn):
+             dist.all_reduce(vals, op=dist.ReduceOp.MAX, group=stage_grp)
+         size_fn = getattr(table, "size", None)
+         if not callable(size_fn) or size_fn() <= 1:
+             return vals
+         dist.all_reduce(vals, op=dist.ReduceOp.MAX, group=stage_grp)
+         return vals
+     """, []),
     ("calls: positional group", """
      def f(t, g=None):
          if g is not None:

@@ -227,6 +227,9 @@ class Walker:
         # locals holding what an in-file getter hands back only for a group of several ranks (`pg = get_tp()`,
         # `return g if n > 1 else None`): their None test is the whole guard (flow-insensitive, as `chosen`)
         self.parallel_only: set[str] = set()
+        # locals holding a group's bound `size` method, or None (`size_fn = getattr(g, "size", None)`): `callable(
+        # size_fn)` tests g for None and `size_fn()` is g's size (flow-insensitive, as `chosen`)
+        self.size_methods: dict[str, ast.expr] = {}
         klass = env.class_of(function) if function is not None else None
         self.summary = summaries.get(id(klass.node)) if klass is not None else None
 
@@ -463,6 +466,11 @@ class Walker:
                 self.chosen[text] = options
             else:
                 self.chosen.pop(text, None)
+            method = _size_method(value)
+            if method is not None and (held := self.canon(method, s)) is not None and self.is_group(held):
+                self.size_methods[text] = method
+            else:
+                self.size_methods.pop(text, None)
             getter = self.env.callee(value, self.function) if type(value) is ast.Call and self.is_group(text) else None
             if getter is not None and self.env.parallel_getter(getter):
                 self.parallel_only.add(text)
@@ -631,6 +639,10 @@ class Walker:
                     # One that answers for None itself is the module's own guard, as a `get_pg_size` from a library
                     # is: its test alone is left to it (labellers agree), beside a None test it is the group's size.
                     return SizeOf(key, None if measured.when_none is None else UNREACHABLE)
+        if self.size_methods and type(node) is ast.Call and type(node.func) is ast.Name and not node.args \
+                and node.func.id in self.size_methods:
+            key = self.canon(self.size_methods[node.func.id], s)  # `size_fn()`: the group's own `.size()`
+            return SizeOf(key, UNREACHABLE) if key is not None else None
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size" \
                 and not node.args and not node.keywords:
             key = self.canon(node.func.value, s)
@@ -803,6 +815,10 @@ class Walker:
                 return s
             return s
         if isinstance(node, ast.Call):
+            if self.size_methods and dotted(node.func) == "callable" and len(node.args) == 1 \
+                    and isinstance(node.args[0], ast.Name) and node.args[0].id in self.size_methods:
+                group = self.size_methods[node.args[0].id]  # `callable(size_fn)`: the group is there
+                return self._none(s, group, value, Check(node, whole, negated, "none"), NoneTest(group, is_none=False))
             if self.ctx.is_predicate(node) and node.args:
                 key = self.canon(node.args[0], s)
                 if key is not None and value:
@@ -1115,6 +1131,10 @@ class Walker:
             key = self.canon(inner, s)
             if key is not None and self.is_group(key):
                 return Atom(index, node, key, "none", is_none=inner is not node)
+        if self.size_methods and isinstance(inner, ast.Call) and dotted(inner.func) == "callable" \
+                and len(inner.args) == 1 and isinstance(inner.args[0], ast.Name) and inner.args[0].id in self.size_methods:
+            key = self.canon(self.size_methods[inner.args[0].id], s)  # `not callable(size_fn)`: the group is None
+            return Atom(index, node, key, "none", is_none=inner is not node) if key is not None else None
         return None
 
 
@@ -1300,6 +1320,16 @@ def _ends_in_failure(stmt: ast.If) -> bool:
     while len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
         node = node.orelse[0]
     return bool(node.orelse) and _fails(node.orelse[-1], node.test)
+
+
+def _size_method(value: ast.expr) -> ast.expr | None:
+    """The group of `getattr(g, "size", None)`: its size method, or None when g is None."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "getattr" \
+            and len(value.args) == 3 and not value.keywords and isinstance(value.args[1], ast.Constant) \
+            and value.args[1].value == "size" and _const_none(value.args[2]) \
+            and isinstance(value.args[0], (ast.Name, ast.Attribute)):
+        return value.args[0]
+    return None
 
 
 def _const_none(node: ast.expr) -> bool:

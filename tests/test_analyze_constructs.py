@@ -2013,6 +2013,57 @@ CASES = [
          dist.all_reduce(vals, op=dist.ReduceOp.MAX, group=stage_grp)
          return vals
      """, []),
+    ("attributes: set from an optional parameter only where it is known present is never None", """
+     class Shard:
+         def __init__(self, mp_grp=None, sync=False):
+             self.sync = sync
+             if sync:
+                 assert mp_grp is not None
+                 self.mp_grp = mp_grp
+         def norm(self, t):
+             if self.sync:
+                 dist.all_reduce(t, group=self.mp_grp)
+     class Owner:  # (the name is tested for None elsewhere in the file: evidence that None means absent)
+         def __init__(self, mp_grp=None):
+             self.mp_grp = mp_grp
+         def clip(self, t):
+             if self.mp_grp is not None and dist.get_world_size(self.mp_grp) > 1:
+                 dist.all_reduce(t, group=self.mp_grp)
+     class Other:
+         def __init__(self, mp_grp=None):
+             if mp_grp is not None:
+                 self.mp_grp = mp_grp
+         def go(self, t):
+             dist.all_reduce(t, group=self.mp_grp)
+     class Third:
+         def __init__(self, mp_grp=None):
+             if mp_grp is None:
+                 raise ValueError("needs a group")
+             self.mp_grp = mp_grp
+         def go(self, t):
+             dist.all_reduce(t, group=self.mp_grp)
+     """, [("PG101", 14)]),
+    ("attributes: ... but set from it before the test, or on the path where it is None, it may be None", """
+     class Shard:
+         def __init__(self, mp_grp=None, sync=False):
+             self.sync = sync
+             self.mp_grp = mp_grp
+             if sync:
+                 assert mp_grp is not None
+         def norm(self, t, grp=None):
+             if self.mp_grp is not None and dist.get_world_size(self.mp_grp) > 1:
+                 dist.all_reduce(t, group=self.mp_grp)
+             if self.sync:
+                 dist.all_reduce(t, group=self.mp_grp)
+     class Other:
+         def __init__(self, mp_grp=None):
+             if mp_grp is None:
+                 self.mp_grp = mp_grp
+         def norm(self, t):
+             if self.mp_grp is not None and dist.get_world_size(self.mp_grp) > 1:
+                 dist.all_reduce(t, group=self.mp_grp)
+             dist.all_reduce(t, group=self.mp_grp)
+     """, [("PG101", 8), ("PG105", 11), ("PG101", 17), ("PG105", 19)]),
     ("calls: positional group", """
      def f(t, g=None):
          if g is not None:

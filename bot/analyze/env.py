@@ -515,15 +515,44 @@ def _optional_attributes(klass: ClassInfo, filled_in: Callable[[FunctionInfo], d
                 attrs.update(f"self.{t.id}" for t in _targets(item) if isinstance(t, ast.Name))
     for method in klass.methods.values():
         params = optional_params(method.node) - filled_in(method).keys()
-        for node in own_statements(method.node.body):
+        for node, present in _with_present(method.node.body, frozenset()) if params else \
+                ((n, frozenset[str]()) for n in own_statements(method.node.body)):
             if isinstance(node, (ast.Assign, ast.AnnAssign)):
                 annotated = isinstance(node, ast.AnnAssign) and optional_annotation(node.annotation)
-                if annotated or _may_be_none(node.value, params):
+                if annotated or _may_be_none(node.value, params - present):
                     for target in _targets(node):
                         text = dotted(target)
                         if text and text.startswith("self."):
                             attrs.add(text)
     return attrs
+
+
+def _with_present(body: list[ast.stmt], present: frozenset[str]) -> Iterator[tuple[ast.stmt, frozenset[str]]]:
+    """Each statement of a function body (as own_statements) with the names known not None where it runs: inside
+    `if g is not None:` (or `if g:`, or the `else` of `if g is None:`), after `assert g is not None` and after
+    `if g is None: raise ...` (or return) in the same block. `self.g = g` there never stores None: an attribute
+    set only so is there only when g is (YaFSDP's `if flag: assert g is not None; self.g = g`)."""
+    for stmt in body:
+        yield stmt, present
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(stmt, ast.Assert):
+            known = _present_when(stmt.test)
+            if known is not None and known[1]:
+                present = present | {known[0]}
+            continue
+        if isinstance(stmt, ast.If):
+            known = _present_when(stmt.test)
+            yes = present | {known[0]} if known is not None and known[1] else present
+            no = present | {known[0]} if known is not None and not known[1] else present
+            yield from _with_present(stmt.body, yes)
+            yield from _with_present(stmt.orelse, no)
+            if known is not None and not known[1] and stmt.body and \
+                    isinstance(stmt.body[-1], (ast.Raise, ast.Return, ast.Continue, ast.Break)):
+                present = no  # `if g is None: raise`: g is there for the rest of the block
+            continue
+        for block in child_blocks(stmt):
+            yield from _with_present(block, present)
 
 
 def _filled_in(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, int]:

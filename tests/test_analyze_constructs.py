@@ -1185,6 +1185,17 @@ CASES = [
          def reset(self, w):
              dist.broadcast(w, src=0, group=self._env.process_group)
      """, []),
+    ("none: the words for absence: off, to disable, isn't enabled (comments and docstrings)", """
+     def a(t, sp_grp=None):
+         # sp_grp is None when sequence parallelism is off
+         dist.all_reduce(t, group=sp_grp)
+     def b(t, sp_grp=None):
+         \"\"\"sp_grp: pass None to disable sequence parallelism.\"\"\"
+         dist.all_reduce(t, group=sp_grp)
+     def c(t, sp_grp=None):
+         # sp_grp stays None if sequence parallelism isn't enabled
+         dist.all_reduce(t, group=sp_grp)
+     """, [("PG105", 3), ("PG105", 6), ("PG105", 9)]),
     ("none: ... and without a word on it, another object's attribute is not known to be optional", """
      class Table:
          def __init__(self, env):

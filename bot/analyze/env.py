@@ -31,8 +31,10 @@ _WORLD_DOC = re.compile(
 _WORLD_DEFAULT = re.compile(r"\bdefaults?\b\s*(?:[=:]|to|is)?\s*(?:the\s+)?(?:whole\s+|entire\s+)?(?:world|global)\b", re.I)
 _NAMES_A_GROUP = re.compile(r"\b\w+_(?:group|pg)\b|\bprocess group\b", re.I)  # `process_group`, `dp_group`
 _GETATTR_NONE = re.compile(r"getattr\(\s*self\s*,\s*[\"'](\w+)[\"']\s*,\s*None\s*\)")
-# None documented as "no parallelism" ("If None, no model parallelism is set").
-_ABSENT_DOC = re.compile(r"\bNone\b[^.\n]{0,60}\b(no|not|disabled|without|absent|skip|single)\b", re.I)
+# None documented as "no parallelism" ("If None, no model parallelism is set", "None to disable it", "None when
+# sequence parallelism is off", "None if it isn't enabled")
+_ABSENT_DOC = re.compile(r"\bNone\b[^.\n]{0,60}(?:\b(no|not|never|disabled?|disables|off|unused|inactive|without|absent"
+                         r"|skip|single)\b|n't\b)", re.I)
 
 
 class FunctionInfo(NamedTuple):

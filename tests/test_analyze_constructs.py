@@ -2075,6 +2075,32 @@ CASES = [
                  dist.all_reduce(t, group=self.mp_grp)
              dist.all_reduce(t, group=self.mp_grp)
      """, [("PG101", 8), ("PG105", 11), ("PG101", 17), ("PG105", 19)]),
+    ("calls: a process group's own collectives (`pg.allreduce(x)`, `pg.broadcast(t, 0)`) behind a None test", """
+     def stamp(t, pg=None):
+         if pg is None:
+             return t
+         pg.broadcast(t, 0)
+         return t
+     class Sync:
+         def __init__(self, dp_group=None):
+             self._dp_group = dp_group
+         def step(self, t):
+             if self._dp_group is not None:
+                 self._dp_group.allreduce([t])
+             if self._dp_group is not None and self._dp_group.size() > 1:
+                 self._dp_group.allgather([t], [t])
+     """, [("PG103", 2), ("PG103", 10), ("PG101", 12)]),
+    ("calls: ... not a coordinator's like-named method, nor a module's, and no unguarded call (None raises there)", """
+     import torch.distributed as pg
+     def sync(t, tp_group=None, pg_handle=None):
+         if tp_group is not None:
+             tp_group.broadcast(t, 0)
+         if tp_group is not None:
+             tp_group.barrier()
+         if pg_handle:
+             pg.barrier()
+         pg_handle.allreduce([t])
+     """, []),
     ("calls: positional group", """
      def f(t, g=None):
          if g is not None:

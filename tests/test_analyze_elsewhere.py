@@ -223,3 +223,20 @@ def test_a_helper_elsewhere_that_communicates_on_the_group_it_is_given_is_that_g
     # without the other file nothing says that sync_shared communicates
     alone = analyze_source("pkg/model.py", MODEL, CONFIG, project_path="pkg/model.py").findings
     assert [f.code for f in alone if f.code == "PG103"] == []
+
+
+def test_a_package_under_a_folder_of_its_own_and_a_groups_own_collective_are_found() -> None:
+    # `python/tuner/utils.py` defines `barrier_async(pg)`, which runs the group's own `pg.allreduce`: the file that
+    # imports it from its own package (`python/tuner/tune.py`) shows where the package sits
+    utils = "import torch\n\ndef barrier_async(pg):\n    x = torch.empty(1)\n    pg.allreduce(x)\n"
+    tune = ("from tuner.utils import barrier_async\nimport torch.distributed as dist\n\n"
+            "def bench(fn, autotune_pg=None):\n    if autotune_pg:\n        barrier_async(autotune_pg)\n    fn()\n\n"
+            "def stamp(t, pg=None):\n    if pg is not None:\n        pg.broadcast(t, 0)\n")
+    helpers = _helpers({"python/tuner/utils.py": utils})
+    found = analyze_source("python/tuner/tune.py", tune, CONFIG, project_path="python/tuner/tune.py",
+                           helpers=helpers).findings
+    assert [(f.code, f.span.line) for f in found] == [("PG103", 5), ("PG103", 10)]
+    # only the folder the importing file shows is looked in, never guessed
+    assert "python/tuner/utils.py" in helpers.reads  # type: ignore[attr-defined]
+    other = _helpers({"python/tuner/utils.py": utils})
+    assert not other.communicates("tuner.utils.barrier_async", frozenset(CONFIG.collectives))

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from bot.analyze.context import FUNCTIONAL_COLLECTIVES, Context, is_wrapper
 from bot.analyze.elsewhere import ProjectHelpers
+from bot.analyze.group_methods import GROUP_METHODS
 from bot.analyze.module import analyze_module
 from bot.analyze.names import Names, package_of
 from bot.analyze.parallel import map_forked
@@ -52,7 +53,8 @@ class _Prefilter:
     literal-led (bot.analyze.scan): most files are read only by fast string searches."""
 
     def __init__(self, config: Config) -> None:
-        self.words = Words({"get_world_size", config.predicate_function, *config.collectives, *FUNCTIONAL_COLLECTIVES})
+        self.words = Words({"get_world_size", config.predicate_function, *config.collectives, *FUNCTIONAL_COLLECTIVES,
+                            *GROUP_METHODS})
         modules = []
         listed = (*config.comm_modules, f"{config.predicate_module}.{config.predicate_name}")
         # a submodule's name holds its parent's (`deepspeed.comm.comm`, `deepspeed.comm.pg_utils`): the parent's
@@ -70,7 +72,10 @@ class _Prefilter:
         # Every rule needs one of these: a sized get_world_size, a `group=` argument, a `.contiguous()` argument,
         # or the predicate (counted as migrated); a renamed import (`get_world_size as ws`) keeps the file too.
         fn = re.escape(config.predicate_function)
-        self._needs = [led(r"get_world_size\(\s*[^)\s]"), led(r"\.contiguous\(\)"), led(r"get_world_size\s+as\b")]
+        # (`pg.allreduce(x)`: a group's own collective, bot.analyze.group_methods)
+        self._needs = [led(r"get_world_size\(\s*[^)\s]"), led(r"\.contiguous\(\)"), led(r"get_world_size\s+as\b"),
+                       led(r"\.all(?:reduce|gather|toall)"), led(r"pg\.(?:broadcast|barrier|reduce)"),
+                       led(r"group\.(?:broadcast|barrier|reduce)")]
         self._needs_words = [led(r"group\s*="), led(rf"{fn}\s*\("), led(rf"{fn}\s+as\b"), led(r"barrier\(\s*\w")]
         # a group passed positionally: a collective called with three or more arguments (last: the only
         # pattern that is not literal-led, reached only by files that passed every other test)
@@ -186,20 +191,19 @@ def _renamed_functions(names: Names, config: Config) -> list[str]:
 def _communicating_imports(names: Names, config: Config, text: str, helpers: ProjectHelpers,
                            project_path: str) -> list[str]:
     """Local names of functions imported from the file's own top-level package that this file calls with a group
-    and that run a collective on a group they are given (read there, bot.analyze.elsewhere)."""
-    parts = project_path.split("/")
-    parts = parts[1:] if parts[0] == "src" else parts
-    if len(parts) < 2:
-        return []
-    top = parts[0] + "."
+    and that run a collective on a group they are given (read there, bot.analyze.elsewhere). The package is the
+    folder of the file's path that the import names first, wherever it sits (`pkg/`, `src/pkg/`, `python/pkg/`)."""
+    folders = project_path.split("/")[:-1]
     out = []
     for local, target in names.aliases.items():
-        if not target.startswith(top) or is_wrapper(target, config):
+        head = target.partition(".")[0]
+        if head not in folders or "." not in target or is_wrapper(target, config):
             continue
         call = f"{local}("
         at = text.find(call)
         while at >= 0 and (word_before(text, at) or not names_group(text, at, frozenset((local,)))):
             at = text.find(call, at + 1)
+        helpers.locate(head, "/".join(folders[: folders.index(head)]))
         if at >= 0 and helpers.communicates(target, frozenset(config.collectives)):
             out.append(local)
     return out

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from bot.analyze.elsewhere import ProjectHelpers
+from bot.analyze.group_methods import method_receiver
 from bot.analyze.names import Names, dotted
 from bot.analyze.scan import GROUP_NAME, SIZE_HELPER, WRAPPER_NAME
 from bot.analyze.source import ParsedSource
@@ -54,6 +55,12 @@ class Collective(NamedTuple):
 
 _RUNS_LATER = {"functools.partial", "partial", "asyncio.to_thread"}  # first argument: the function it runs
 
+def group_method(call: ast.Call) -> Collective | None:
+    """`pg.allreduce(x)`: a collective on the group it is called on (bot.analyze.group_methods). None there raises
+    instead of reaching the world, so only guards are judged, as for a project's wrapper (never an unguarded call)."""
+    receiver = method_receiver(call)
+    return Collective(call.func.attr, receiver, "wrapper") if receiver is not None else None  # type: ignore[attr-defined]
+
 
 @dataclass
 class Context:
@@ -92,6 +99,9 @@ class Context:
         return qualified.rpartition(".")[2]
 
     def collective(self, call: ast.Call) -> Collective | None:
+        method = group_method(call)
+        if method is not None and not (isinstance(method.group, ast.Name) and method.group.id in self.names.aliases):
+            return method  # (not a module imported under a group-like name)
         qualified = self.names.qualify(call.func)
         if qualified is None:
             return None

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
+from bot.analyze.group_methods import method_receiver
 from bot.analyze.names import dotted
 from bot.analyze.terms import UNREACHABLE, is_none, none_test
 
@@ -38,6 +39,7 @@ class ProjectHelpers:
         self._texts: dict[str, str | None] = {}
         self._sizes: dict[str, HelperSize | None] = {}
         self._communicating: dict[str, bool] = {}
+        self._folders: dict[str, str] = {}  # top-level package -> the folder it sits in, when not the root or src
 
     def size_of(self, qualified: str) -> HelperSize | None:
         """`pkg.mod.fn`: what ``fn`` (defined at the top of pkg/mod.py or pkg/mod/__init__.py) measures, if it
@@ -55,6 +57,12 @@ class ProjectHelpers:
             self._communicating[qualified] = function is not None and _runs_on_parameter(function, collectives)
         return self._communicating[qualified]
 
+    def locate(self, package: str, folder: str) -> None:
+        """The top-level ``package`` sits in ``folder`` of the project (`python/` for `python/pkg/mod.py`), as
+        a file that imports from its own package shows; `""` and `src` are always looked in."""
+        if folder not in ("", "src"):
+            self._folders.setdefault(package, folder)
+
     def _read(self, qualified: str) -> HelperSize | None:
         function = self._function(qualified)
         return measures(function) if function is not None else None
@@ -64,7 +72,9 @@ class ProjectHelpers:
         if not module or not all(part.isidentifier() for part in module.split(".")):
             return None
         base = module.replace(".", "/")
-        for path in (f"{base}.py", f"{base}/__init__.py", f"src/{base}.py", f"src/{base}/__init__.py"):
+        folder = self._folders.get(module.partition(".")[0])
+        roots = ("", "src/") if folder is None else (f"{folder}/",)
+        for path in (f"{r}{base}{tail}" for r in roots for tail in (".py", "/__init__.py")):
             text = self._text(path)
             if text is not None:
                 return _definition(text, name)
@@ -165,8 +175,13 @@ def _own_size_of(node: ast.expr | None, group: str) -> bool:
 def _runs_on_parameter(function: ast.FunctionDef, collectives: frozenset[str]) -> bool:
     params = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
     for node in ast.walk(function):
-        if isinstance(node, ast.Call) and (dotted(node.func) or "").rpartition(".")[2] in collectives and \
+        if not isinstance(node, ast.Call):
+            continue
+        if (dotted(node.func) or "").rpartition(".")[2] in collectives and \
                 any(k.arg == "group" and isinstance(k.value, ast.Name) and k.value.id in params for k in node.keywords):
+            return True
+        receiver = method_receiver(node)  # `pg.allreduce(x)` on a parameter
+        if isinstance(receiver, ast.Name) and receiver.id in params:
             return True
     return False
 

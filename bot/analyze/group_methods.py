@@ -1,0 +1,29 @@
+"""A process group's own collectives: torch's c10d `ProcessGroup` methods (`pg.allreduce(x)`, `pg.broadcast(t, 0)`)."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from bot.analyze.scan import PROCESS_GROUP_NAME
+
+# Spelled without the underscore, they are no other object's: any group-named receiver.
+GROUP_METHODS = frozenset({"allreduce", "allreduce_coalesced", "allgather", "allgather_coalesced",
+                           "allgather_into_tensor_coalesced", "alltoall", "alltoall_base",
+                           "reduce_scatter_tensor_coalesced"})
+# Spelled like the module's functions, they are also a coordinator's (vLLM's `tp_group.broadcast(...)`, which is
+# no process group): only on a receiver named as a process group itself (`pg`, `process_group`).
+_SHARED = frozenset({"broadcast", "barrier", "reduce_scatter", "reduce"})
+_PG_RECEIVER = re.compile(r"(^|_)pg(_|$)|process_?group", re.I)
+
+
+def method_receiver(call: ast.Call) -> ast.Name | ast.Attribute | None:
+    """The group a call of one of its own collectives runs on (`pg` of `pg.allreduce(x)`), else None."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or not isinstance(func.value, (ast.Name, ast.Attribute)):
+        return None
+    receiver = func.value
+    leaf = receiver.attr if isinstance(receiver, ast.Attribute) else receiver.id
+    if func.attr in GROUP_METHODS:
+        return receiver if PROCESS_GROUP_NAME.search(leaf) else None
+    return receiver if func.attr in _SHARED and _PG_RECEIVER.search(leaf) else None

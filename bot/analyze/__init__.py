@@ -74,7 +74,7 @@ class _Prefilter:
         fn = re.escape(config.predicate_function)
         # (`pg.allreduce(x)`: a group's own collective, bot.analyze.group_methods)
         self._needs = [led(r"get_world_size\(\s*[^)\s]"), led(r"\.contiguous\(\)"), led(r"get_world_size\s+as\b"),
-                       led(r"\.all(?:reduce|gather|toall)"), led(r"pg\.(?:broadcast|barrier|reduce)"),
+                       led(r"\.all(?:reduce|gather|toall)\w*\("), led(r"pg\.(?:broadcast|barrier|reduce)"),
                        led(r"group\.(?:broadcast|barrier|reduce)")]
         self._needs_words = [led(r"group\s*="), led(rf"{fn}\s*\("), led(rf"{fn}\s+as\b"), led(r"barrier\(\s*\w")]
         # a group passed positionally: a collective called with three or more arguments (last: the only

@@ -2101,6 +2101,22 @@ CASES = [
              pg.barrier()
          pg_handle.allreduce([t])
      """, []),
+    ("helpers: an autograd forward that stores its group on ctx and gathers on `ctx.group` runs on that parameter", """
+     class Gather(torch.autograd.Function):
+         @staticmethod
+         def forward(ctx, group, x):
+             ctx.group = group
+             out = torch.empty(4)
+             dist.all_gather_into_tensor(out, x, group=ctx.group)
+             return out
+         @staticmethod
+         def backward(ctx, g):
+             return None, g
+     def gather_heads(x, sp_group=None):
+         if not sp_group:
+             return x
+         return Gather.apply(sp_group, x)
+     """, [("PG103", 12)]),
     ("calls: positional group", """
      def f(t, g=None):
          if g is not None:

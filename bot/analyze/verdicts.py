@@ -667,9 +667,12 @@ def _helper(module: ModuleFacts, site: CollectiveSite) -> FunctionInfo | None:
 
 def _relative(module: ModuleFacts, function: FunctionInfo, key: str) -> tuple[FunctionInfo, str] | None:
     """The key as the function's callers see it: a parameter, an attribute of self, or (in an autograd
-    backward) `ctx.group`, which is forward's parameter."""
+    backward or forward) `ctx.group`, which is forward's parameter."""
     head, _, rest = key.partition(".")
     forward = module.env.autograd_forward(function)
+    klass = module.env.class_of(function) if forward is None else None
+    if klass is not None and function.node.name == "forward" and module.env.is_autograd(klass):
+        forward = function  # `ctx.group = group` then `all_gather(..., group=ctx.group)` in forward itself
     if forward is not None and function.params and head == function.params[0]:
         attr, _, more = rest.partition(".")
         param = module.env.ctx_params(forward).get(attr)

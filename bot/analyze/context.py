@@ -55,11 +55,14 @@ class Collective(NamedTuple):
 
 _RUNS_LATER = {"functools.partial", "partial", "asyncio.to_thread"}  # first argument: the function it runs
 
+
 def group_method(call: ast.Call) -> Collective | None:
     """`pg.allreduce(x)`: a collective on the group it is called on (bot.analyze.group_methods). None there raises
     instead of reaching the world, so only guards are judged, as for a project's wrapper (never an unguarded call)."""
     receiver = method_receiver(call)
-    return Collective(call.func.attr, receiver, "wrapper") if receiver is not None else None  # type: ignore[attr-defined]
+    if receiver is None or not isinstance(call.func, ast.Attribute):
+        return None
+    return Collective(call.func.attr, receiver, "wrapper")
 
 
 @dataclass

@@ -20,10 +20,11 @@ _PG_RECEIVER = re.compile(r"(^|_)pg(_|$)|process_?group", re.I)
 def method_receiver(call: ast.Call) -> ast.Name | ast.Attribute | None:
     """The group a call of one of its own collectives runs on (`pg` of `pg.allreduce(x)`), else None."""
     func = call.func
-    if not isinstance(func, ast.Attribute) or not isinstance(func.value, (ast.Name, ast.Attribute)):
+    # (asked of every call the flow walks: the method's name first, the receiver's only for these few)
+    if not isinstance(func, ast.Attribute) or (func.attr not in GROUP_METHODS and func.attr not in _SHARED) \
+            or not isinstance(func.value, (ast.Name, ast.Attribute)):
         return None
     receiver = func.value
     leaf = receiver.attr if isinstance(receiver, ast.Attribute) else receiver.id
-    if func.attr in GROUP_METHODS:
-        return receiver if PROCESS_GROUP_NAME.search(leaf) else None
-    return receiver if func.attr in _SHARED and _PG_RECEIVER.search(leaf) else None
+    named = PROCESS_GROUP_NAME if func.attr in GROUP_METHODS else _PG_RECEIVER
+    return receiver if named.search(leaf) else None

@@ -90,7 +90,7 @@ class SplitGuardPayload:
     op: str
     bound: int
     nonmember_bug: bool
-    collective: str  # the collective the split guard protects
+    collective: str | None  # the collective the split guard protects; None for a flag set from it
 
 
 @dataclass(frozen=True)

@@ -777,6 +777,68 @@ CASES = [
              if self.use_ring:
                  dist.all_reduce(x, group=self.ring_grp)
      """, []),
+    ("guard: a flag wrapped in bool() is the test it wraps", """
+     def f(t, g=None):
+         use = bool(g is not None)
+         if use:
+             dist.all_reduce(t, group=g)
+     """, [("PG103", 2)]),
+    ("guard: a flag set from a None-safe size by if/else, its communication out of sight (a layer it builds)", """
+     class Attention:
+         def __init__(self, sp_group=None):
+             if sp_group is None:
+                 sp_n = 1
+             else:
+                 sp_n = dist.get_world_size(sp_group)
+             if sp_n > 1:
+                 self.use_ulysses = True
+             else:
+                 self.use_ulysses = False
+     """, [("PG101", 7)]),
+    ("guard: ... `bool(n > 1)` on the instance from a conditional expression, read only for layout here", """
+     class KVCache:
+         def __init__(self, sp_group=None):
+             self.sp_group = sp_group
+         def create(self, heads):
+             ws = dist.get_world_size(self.sp_group) if self.sp_group is not None else 1
+             self.sharded = bool(ws > 1)
+             return heads // ws if self.sharded else heads
+     """, [("PG101", 5)]),
+    ("guard: ... one operand of an `and` chain, a local", """
+     def plan(x, grp=None, fused=False):
+         n = 1 if grp is None else dist.get_world_size(grp)
+         go = n > 1 and not fused
+         return x if not go else x.chunk(n)
+     """, [("PG101", 2)]),
+    ("guard: ... the single-rank side stored (`alone = n == 1`)", """
+     def plan(x, grp=None):
+         n = dist.get_world_size(grp) if grp is not None else 1
+         alone = n == 1
+         return x if alone else x * 2
+     """, [("PG101", 2)]),  # the guard starts at the definition that holds its None test
+    ("guard: ... a flag of a size that is the world's when the group is None is no guard", """
+     def plan(x, grp=None):
+         n = dist.get_world_size(grp) if grp is not None else dist.get_world_size()
+         go = n > 1
+         return x if not go else x * 2
+     """, []),
+    ("guard: ... nor one of a size that may be get_world_size(None)", """
+     def plan(x, grp=None):
+         n = dist.get_world_size(grp)
+         go = n > 1
+         return x if not go else x * 2
+     """, []),
+    ("guard: ... nor a None-safe size used only as a number", """
+     def plan(x, grp=None):
+         n = dist.get_world_size(grp) if grp is not None else 1
+         return x.chunk(n)
+     """, []),
+    ("guard: ... nor a flag from a device mesh's None-safe size (a mesh also lays out local work)", """
+     def plan(x, sp_mesh=None):
+         n = sp_mesh.size() if sp_mesh is not None else 1
+         split = n > 1
+         return x.chunk(n) if split else x
+     """, []),
     ("guard: consecutive None and size exits before a helper that communicates on the world are one guard", """
      def _scatter_from_rank0(t):
          dist.broadcast(t, src=0)

@@ -19,7 +19,7 @@ import bisect
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, TypeGuard
 
 from bot.analyze.context import Collective
 from bot.analyze.env import FunctionInfo, ModuleEnv
@@ -158,6 +158,15 @@ class ChainSite(NamedTuple):
     function: FunctionInfo | None
 
 
+class FlagSite(NamedTuple):
+    """A flag set from one test of a None-safe size (`use_sp = n > 1`, `bool(n > 1)`, or `if n > 1: use = True
+    else: use = False`, with `n = ws(g) if g is not None else 1`): the predicate's value, stored for code that
+    communicates elsewhere, as a flag set from the whole chain (`use_sp = g is not None and ws(g) > 1`) is."""
+
+    check: Check
+    function: FunctionInfo | None
+
+
 class SizeQuery(NamedTuple):
     """A world-size query of a group (`get_world_size(g)`), with the facts of g there (evidence of what None
     means: authors check None before asking a size only where None means absent)."""
@@ -173,6 +182,7 @@ class Sites:
     collectives: dict[int, CollectiveSite] = field(default_factory=dict)
     calls: dict[int, CallSite] = field(default_factory=dict)
     chains: dict[int, ChainSite] = field(default_factory=dict)
+    flags: dict[int, FlagSite] = field(default_factory=dict)
     sizes: dict[int, SizeQuery] = field(default_factory=dict)
     predicate_calls: set[int] = field(default_factory=set)
     # id of a nested function's def -> the enclosing function's state there: what the closure's body starts from
@@ -315,6 +325,7 @@ class Walker:
             out = join(then, other, self)
             flags = _constant_flags(stmt) if stmt.orelse and not out.bottom and self.guard_like(stmt.test) else ()
             if flags:  # `if n > 1: use = True else: use = False` is `use = n > 1`
+                self._safe_flag(stmt.test, s)
                 out = out.copy()
                 for text, positive in flags:
                     out.flags[text] = stmt.test if positive else \
@@ -435,6 +446,23 @@ class Walker:
 
     # ================================================================ assignments
 
+    def _safe_flag(self, value: ast.expr, s: State) -> None:
+        """Record a flag's value when it is one test of a None-safe size (`bool(n > 1)`, `not n == 1`, or an
+        operand of an `and` chain: `n > 1 and not fused`), read in the state before the flag is set (a FlagSite)."""
+        while _is_bool_call(value):
+            value = value.args[0]
+        operands = value.values if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And) else [value]
+        for operand in operands:
+            while _is_bool_call(operand):
+                operand = operand.args[0]
+            inner = operand.operand if isinstance(operand, ast.UnaryOp) and isinstance(operand.op, ast.Not) else operand
+            compare = size_compare(inner)
+            if compare is None:
+                continue
+            term = self.term(compare.term, s)
+            if isinstance(term, SizeOf) and term.none_safe and term.fallback is not None:
+                self.sites.flags[id(inner)] = FlagSite(Check(inner, value, False, "size", compare, term), self.function)
+
     def assign(self, s: State, target: ast.expr, value: ast.expr) -> None:
         if isinstance(target, (ast.Tuple, ast.List)):
             values = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) else None
@@ -480,6 +508,8 @@ class Walker:
         null, copied, world = self.value_null(value, s)
         term = self.term(value, s)
         flag = value if self.guard_like(value) else None
+        if flag is not None and (isinstance(target, ast.Name) or (text.startswith("self.") and text.count(".") == 1)):
+            self._safe_flag(value, s)
         alias = self.canon(value, s) if isinstance(value, (ast.Name, ast.Attribute)) else None
         self.kill(s, text)
         if isinstance(term, SizeOf):
@@ -778,6 +808,8 @@ class Walker:
                 out = join(out, self.assume(cur, v, not conj, whole, negated), self)
                 cur = self.assume(cur, v, conj, whole, negated)
             return out
+        if _is_bool_call(test):
+            return self.assume(s, test.args[0], value, whole, negated)
         if isinstance(test, ast.NamedExpr):
             s = self.assume(s, test.value, value, whole, negated)
             s = s.copy()
@@ -1262,8 +1294,16 @@ def _walk_bool(node: ast.expr) -> Iterator[ast.expr]:
             yield from _walk_bool(v)
     elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         yield from _walk_bool(node.operand)
-    elif isinstance(node, ast.Compare) or (isinstance(node, ast.Call) and isinstance(node, ast.Call)):
+    elif _is_bool_call(node):
+        yield from _walk_bool(node.args[0])
+    elif isinstance(node, (ast.Compare, ast.Call)):
         yield node
+
+
+def _is_bool_call(node: ast.expr) -> TypeGuard[ast.Call]:
+    """`bool(x)`: a test's value as a flag (`self.sharded = bool(n > 1)`)."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "bool" \
+        and len(node.args) == 1 and not node.keywords
 
 
 def _truthiness(check: Check) -> bool:  # `if g:` rather than `g is None`

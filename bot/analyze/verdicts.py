@@ -35,9 +35,11 @@ class Split(NamedTuple):
     """A full guard spread over several tests (nested ifs, consecutive early exits, a flag), or one test of a
     None-safe size (``none is size``: the None test is in the size's definition)."""
 
-    site: CollectiveSite
     none: Check
     size: Check
+    key: str  # the group, as the function holding the tests names it
+    function: FunctionInfo | None
+    protects: str | None  # the collective (or helper) it guards; None for a flag set from it (FlagSite)
 
     @property
     def negated(self) -> bool:
@@ -190,6 +192,7 @@ def decide(module: ModuleFacts) -> Verdicts:
     v.unguarded.extend(_through_callers(module, reaches, callers, absent, world))
     _sized_through_callers(v, reaches, callers, world)
     _exits_before_other_communication(v, paired)
+    _safe_flags(v, world)
     return v
 
 
@@ -409,15 +412,35 @@ def chain_pairs(chain: ChainSite) -> list[Pair]:
 
 
 def _split(site: CollectiveSite, f: Facts, paired: set[tuple[int, int]]) -> Split | None:
+    if site.key is None:
+        return None
     nones = [n for n in f.nonnull if n.kind != "size"]
     if not nones:
         # A None-safe size alone (`n > 1` with `n = ws(g) if g is not None else 1`): the None test sits in the
         # size's definition, so this one comparison is the whole hand-written guard.
         safe = [c for c in f.size if c in f.nonnull and isinstance(c.term, SizeOf) and c.term.fallback is not None]
-        return Split(site, min(safe, key=_pos), min(safe, key=_pos)) if safe else None
+        if not safe:
+            return None
+        first = min(safe, key=_pos)
+        return Split(first, first, site.key, site.function, site.collective.name)
     if any((id(n.node), id(c.node)) in paired for n in nones for c in f.size):
         return None  # one chain, reported as such
-    return Split(site, min(nones, key=_pos), min(f.size, key=_pos))
+    return Split(min(nones, key=_pos), min(f.size, key=_pos), site.key, site.function, site.collective.name)
+
+
+def _safe_flags(v: Verdicts, world: set[str]) -> None:
+    """A flag set from one test of a None-safe size (`self.use_sp = n > 1`, `n = ws(g) if g is not None else
+    1`) holds the predicate wherever its communication is, as a flag set from the whole chain does (PG101, kind
+    `split`). Not on a device mesh, which also lays out local work, nor where the file takes None as the world."""
+    module = v.module
+    seen = {id(s.size.node) for s in v.splits} | {id(p.size.node) for p in v.pairs}  # (a chain's: reported as such)
+    for flag in module.sites.flags.values():
+        check, term = flag.check, flag.check.term
+        if not isinstance(term, SizeOf) or id(check.node) in seen or v.in_copy(check.node) or \
+                _MESH_ONLY.search(leaf_name(term.group)) or _owner(module, term.group, flag.function) in world:
+            continue
+        seen.add(id(check.node))
+        v.splits.append(Split(check, check, term.group, flag.function, None))
 
 
 # ------------------------------------------------------------------ what None means

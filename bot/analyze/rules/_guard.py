@@ -43,7 +43,7 @@ def _fallback(term: SizeOf | None) -> int | None:
 
 def report_split(r: Reporter, rule: Rule, split: Split) -> None:
     compare = split.size.compare
-    assert compare is not None and split.site.key is not None
+    assert compare is not None
     negated = split.negated
     first = min((split.none.node, split.size.node), key=lambda n: (n.lineno, n.col_offset))
     safe = split.none is split.size  # one test of a size that is 1 when the group is None
@@ -58,15 +58,15 @@ def report_split(r: Reporter, rule: Rule, split: Split) -> None:
         op=compare.op,
         bound=compare.bound,
         nonmember_bug=compare.nonmember_bug,
-        collective=split.site.collective.name,
+        collective=split.protects,
     )
     shape, note = "split over several tests ", ""
     span = r.span(first)
     if safe:
         term = split.size.term
         fallback = term.fallback if isinstance(term, SizeOf) else None
-        shape, note = "", f" (a size that is {1 if fallback is None else fallback} when `{split.site.key}` is None)"
-        defined = _local_definition(split.site.function, term.via if isinstance(term, SizeOf) else None, span.line)
+        shape, note = "", f" (a size that is {1 if fallback is None else fallback} when `{split.key}` is None)"
+        defined = _local_definition(split.function, term.via if isinstance(term, SizeOf) else None, span.line)
         if defined is not None and isinstance(defined.value, ast.IfExp) and \
                 span.line - (defined.end_lineno or defined.lineno) <= 2:
             # `n = ws(g) if g is not None else 1` right above the test: the guard's None test is in that
@@ -74,8 +74,8 @@ def report_split(r: Reporter, rule: Rule, split: Split) -> None:
             span = Span(defined.lineno, defined.col_offset, span.end_line, span.end_col)
     # `if not (n <= 1):` or a flag set from it: the test quoted is the single-rank one, so it reads `not ...`
     single = safe and not negated and not compare.positive
-    _emit(r, rule, span, text, split.site.key, negated, compare.op, compare.bound,
-          compare.nonmember_bug, "split", payload, split.site.function, shape=shape, note=note, single=single)
+    _emit(r, rule, span, text, split.key, negated, compare.op, compare.bound,
+          compare.nonmember_bug, "split", payload, split.function, shape=shape, note=note, single=single)
 
 
 def _local_definition(function: FunctionInfo | None, name: str | None, before: int) -> ast.Assign | ast.AnnAssign | None:

@@ -15,7 +15,8 @@ RULE = Rule(
         "...`, inside a longer chain, a size cached in a local or on the instance), or split over nested ifs, an "
         "early exit and a later test, or a flag variable; also one test of a size that is 1 when the group is None "
         "(`n = get_world_size(g) if g is not None else 1`, or an attribute set to 1 and to `get_world_size(g)` "
-        "only where g is present)."
+        "only where g is present), before the collective or stored as a flag for code that communicates "
+        "elsewhere (`self.use_sp = n > 1`, as `self.use_sp = g is not None and get_world_size(g) > 1` is)."
     ),
     why=(
         "Hand-rolled guards differ subtly from module to module (some forget the None check, some the size, some "
@@ -120,6 +121,20 @@ RULE = Rule(
             "        if self.tp_size > 1:\n"
             "            dist.all_reduce(t, group=self.tp_group)\n",
             flagged="self.tp_size > 1",
+        ),
+        Invalid(  # that test stored as a flag: the layer it builds communicates out of sight
+            "import torch.distributed as dist\n"
+            "class Attention:\n"
+            "    def __init__(self, sp_group=None):\n"
+            "        if sp_group is None:\n"
+            "            sp_n = 1\n"
+            "        else:\n"
+            "            sp_n = dist.get_world_size(sp_group)\n"
+            "        if sp_n > 1:\n"
+            "            self.use_ulysses = True\n"
+            "        else:\n"
+            "            self.use_ulysses = False\n",
+            flagged="sp_n > 1",
         ),
         Invalid(  # the guard in front of a call into a helper that communicates on what it is given
             "import torch.distributed as dist\n"

@@ -777,6 +777,44 @@ CASES = [
              if self.use_ring:
                  dist.all_reduce(x, group=self.ring_grp)
      """, []),
+    ("guard: an attribute set to a group only past a single-rank exit: its None test is the whole guard", """
+     class Opt:
+         def __init__(self):
+             self.fold_grp = None
+         def configure(self, spec, grp):
+             if spec is None or spec.tp_size <= 1:
+                 self.fold_grp = None
+                 return
+             self.fold_grp = grp
+         def step(self, t):
+             if self.fold_grp is not None:
+                 dist.all_reduce(t, group=self.fold_grp)
+     """, []),
+    ("guard: ... or inside a test that holds for several ranks only", """
+     class Opt:
+         def __init__(self, spec, grp):
+             self.fold_grp = None
+             if spec.tp_size > 1:
+                 self.fold_grp = grp
+         def step(self, t):
+             if self.fold_grp is not None:
+                 dist.all_reduce(t, group=self.fold_grp)
+     """, []),
+    ("guard: ... but one set unconditionally anywhere in the class keeps its None test None-only", """
+     class Opt:
+         def __init__(self):
+             self.fold_grp = None
+         def configure(self, spec, grp):
+             if spec is None or spec.tp_size <= 1:
+                 self.fold_grp = None
+                 return
+             self.fold_grp = grp
+         def reset(self, grp):
+             self.fold_grp = grp
+         def step(self, t):
+             if self.fold_grp is not None:
+                 dist.all_reduce(t, group=self.fold_grp)
+     """, [("PG103", 12)]),
     ("guard: a flag wrapped in bool() is the test it wraps", """
      def f(t, g=None):
          use = bool(g is not None)
@@ -1319,6 +1357,24 @@ CASES = [
          grp = mesh["dp_cp"].get_group() if dims else None
          dist.all_reduce(loss, op=dist.ReduceOp.AVG, group=grp)
      """, [("PG105", 3)]),
+    ("none: ... also written as an if/else statement", """
+     def norm(sq, state):
+         if state.is_initialized():
+             shard_grp = state.get_model_parallel_group()
+         else:
+             shard_grp = None
+         dist.all_reduce(sq, group=shard_grp)
+     """, [("PG105", 6)]),
+    ("none: ... but not when the branch that writes None takes the world's size: None is the world there", """
+     def load(state, load_n=None):
+         world = dist.get_world_size()
+         if load_n is None:
+             load_n = world
+             load_grp = None
+         else:
+             load_grp = dist.new_group(ranks=list(range(load_n)))
+         dist.broadcast_object_list([state], src=0, group=load_grp)
+     """, []),
     ("none: a choice between two groups, neither written None, is no such evidence", """
      def sync(counts, tp_group=None, dp_group=None, dims=False):
          pg = tp_group if dims else dp_group

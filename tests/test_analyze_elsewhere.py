@@ -240,3 +240,110 @@ def test_a_package_under_a_folder_of_its_own_and_a_groups_own_collective_are_fou
     assert "python/tuner/utils.py" in helpers.reads  # type: ignore[attr-defined]
     other = _helpers({"python/tuner/utils.py": utils})
     assert not other.communicates("tuner.utils.barrier_async", frozenset(CONFIG.collectives))
+
+
+OPS = '''\
+import torch
+import torch.distributed as dist
+
+
+def _gather_rows(x, group):
+    out = torch.empty(x.shape[0] * dist.get_world_size(group), *x.shape[1:])
+    dist.all_gather_into_tensor(out, x, group=group)
+    return out
+
+
+def exchange_tails(tails, group):
+    return _send_recv(tails, group, True)
+
+
+def _send_recv(t, pg, forward):
+    return _gather_rows(t, group=pg)
+
+
+def count_tails(tails, group):
+    return _count(tails, group)
+
+
+def _count(t, pg):
+    return len(t)
+
+
+class _Slice(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, group, x):
+        ctx.group = group
+        return x.chunk(dist.get_world_size(group))[dist.get_rank(group)]
+
+    @staticmethod
+    def backward(ctx, g):
+        return None, _gather_rows(g, group=ctx.group)
+
+
+class _Scale(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, group, x):
+        ctx.n = dist.get_world_size(group)
+        return x / ctx.n
+
+    @staticmethod
+    def backward(ctx, g):
+        return None, g / ctx.n
+'''
+
+CP_INIT = "from .ops import (\n    _Scale,\n    _Slice,\n    count_tails,\n    exchange_tails,\n)\n"
+
+LAYER = '''\
+import torch.distributed as dist
+from pkg.cp import _Scale, _Slice, count_tails, exchange_tails
+
+
+def shift(x, group=None):
+    if group is None:
+        return x
+    return exchange_tails(x, group)
+
+
+def tally(x, group=None):
+    if group is None:
+        return 0
+    return count_tails(x, group)
+
+
+def split(x, group=None):
+    if not group:
+        return x
+    return _Slice.apply(group, x)
+
+
+def scale(x, group=None):
+    if group is None:
+        return x
+    return _Scale.apply(group, x)
+
+
+def width(group=None):  # (a world-size query: the prefilter keeps the file)
+    return dist.get_world_size(group) if group is not None else 1
+'''
+
+
+def test_helpers_reexported_by_a_package_and_communicating_through_their_files_functions_are_followed() -> None:
+    # `from pkg.cp import exchange_tails` names what `pkg/cp/__init__.py` takes from `.ops`, where it hands its
+    # group to `_send_recv`, which all-gathers on it through `_gather_rows`: the call is that group's collective
+    helpers = _helpers({"pkg/cp/__init__.py": CP_INIT, "pkg/cp/ops.py": OPS})
+    collectives = frozenset(CONFIG.collectives)
+    assert helpers.communicates("pkg.cp.exchange_tails", collectives)
+    assert not helpers.communicates("pkg.cp.count_tails", collectives)  # hands the group on, to nothing that communicates
+    # an autograd Function of the project, run with `.apply`, that gathers in its backward on `ctx.group`
+    assert helpers.applies("pkg.cp._Slice", collectives)
+    assert not helpers.applies("pkg.cp._Scale", collectives)  # it only asks the size
+    found = analyze_source("pkg/layer.py", LAYER, CONFIG, project_path="pkg/layer.py", helpers=helpers).findings
+    assert [(f.code, f.span.line) for f in found] == [("PG103", 6), ("PG103", 18)]
+
+
+def test_relative_imports_resolve_in_any_project_package() -> None:
+    # `from .cp import exchange_tails` in pkg/layer.py is pkg.cp.exchange_tails (not only inside deepspeed/)
+    helpers = _helpers({"pkg/cp/__init__.py": CP_INIT, "pkg/cp/ops.py": OPS})
+    relative = LAYER.replace("from pkg.cp import", "from .cp import")
+    found = analyze_source("pkg/layer.py", relative, CONFIG, project_path="pkg/layer.py", helpers=helpers).findings
+    assert [(f.code, f.span.line) for f in found] == [("PG103", 6), ("PG103", 18)]

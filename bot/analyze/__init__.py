@@ -191,7 +191,8 @@ def _renamed_functions(names: Names, config: Config) -> list[str]:
 def _communicating_imports(names: Names, config: Config, text: str, helpers: ProjectHelpers,
                            project_path: str) -> list[str]:
     """Local names of functions imported from the file's own top-level package that this file calls with a group
-    and that run a collective on a group they are given (read there, bot.analyze.elsewhere). The package is the
+    and that run a collective on a group they are given, or autograd Functions run with one (`Fn.apply(x, g)`)
+    that communicate on a group (read there, bot.analyze.elsewhere). The package is the
     folder of the file's path that the import names first, wherever it sits (`pkg/`, `src/pkg/`, `python/pkg/`)."""
     folders = project_path.split("/")[:-1]
     out = []
@@ -199,14 +200,20 @@ def _communicating_imports(names: Names, config: Config, text: str, helpers: Pro
         head = target.partition(".")[0]
         if head not in folders or "." not in target or is_wrapper(target, config):
             continue
-        call = f"{local}("
-        at = text.find(call)
-        while at >= 0 and (word_before(text, at) or not names_group(text, at, frozenset((local,)))):
-            at = text.find(call, at + 1)
         helpers.locate(head, "/".join(folders[: folders.index(head)]))
-        if at >= 0 and helpers.communicates(target, frozenset(config.collectives)):
+        collectives = frozenset(config.collectives)
+        if (_called_with_group(text, f"{local}(", local) and helpers.communicates(target, collectives)) or \
+                (_called_with_group(text, f"{local}.apply(", local) and helpers.applies(target, collectives)):
             out.append(local)
     return out
+
+
+def _called_with_group(text: str, call: str, local: str) -> bool:
+    """Is ``call`` (`fn(` or `Fn.apply(`) in the text, as a whole word, with an argument named as a group?"""
+    at = text.find(call)
+    while at >= 0 and (word_before(text, at) or not names_group(text, at, frozenset((local,)))):
+        at = text.find(call, at + 1)
+    return at >= 0
 
 
 def _wrapper_functions(names: Names, config: Config) -> list[str]:

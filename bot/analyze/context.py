@@ -130,13 +130,14 @@ class Context:
         goes. Its body is not here, so what it does with None is unknown: only guards are judged (never an
         unguarded call, never a discarded `.contiguous()`)."""
         func = call.func
+        applied = isinstance(func, ast.Attribute) and func.attr == "apply"
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             # `AllGather.apply(x, g)`: an imported autograd Function is run; `distributed_utils.broadcast(t, 0, g)`:
             # an imported module's function (qualify resolved the name, so it is imported, not a local object)
-            qualified = qualified.removesuffix(".apply") if func.attr == "apply" else qualified
+            qualified = qualified.removesuffix(".apply") if applied else qualified
         elif not isinstance(func, ast.Name):
             return None  # `self.x.fn(...)` may be any object's method
-        if not is_wrapper(qualified, self.config) and not self.communicates_elsewhere(qualified):
+        if not is_wrapper(qualified, self.config) and not self.communicates_elsewhere(qualified, applied=applied):
             return None
         name = ast.unparse(func)
         for kw in call.keywords:
@@ -179,12 +180,16 @@ class Context:
             return None
         return group
 
-    def communicates_elsewhere(self, qualified: str) -> bool:
-        """A function of the project's other files that runs a collective on a group it is given
-        (bot.analyze.elsewhere): its calls are that group's collectives, as a wrapper's are."""
-        return self.helpers is not None and "." in qualified and not qualified.startswith(_NOT_WRAPPERS) \
-            and self.comm_module_of(qualified) is None \
-            and self.helpers.communicates(qualified, frozenset(self.config.collectives))
+    def communicates_elsewhere(self, qualified: str, *, applied: bool = False) -> bool:
+        """A function of the project's other files that runs a collective on a group it is given, or (``applied``:
+        `Fn.apply(...)`) an autograd Function there that communicates on a group (bot.analyze.elsewhere): its
+        calls are that group's collectives, as a wrapper's are."""
+        if self.helpers is None or "." not in qualified or qualified.startswith(_NOT_WRAPPERS) \
+                or self.comm_module_of(qualified) is not None:
+            return False
+        collectives = frozenset(self.config.collectives)
+        return self.helpers.applies(qualified, collectives) if applied else \
+            self.helpers.communicates(qualified, collectives)
 
     def elsewhere_size(self, node: ast.AST) -> tuple[ast.expr, int | None] | None:
         """`get_parallel_world_size(g)` imported from another file of the project that defines it as a wrapper of

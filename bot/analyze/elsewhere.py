@@ -12,13 +12,15 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from bot.analyze.group_methods import method_receiver
-from bot.analyze.names import dotted
+from bot.analyze.names import dotted, leaf_name
+from bot.analyze.scan import GROUP_NAME, WRAPPER_NAME
 from bot.analyze.terms import UNREACHABLE, is_none, none_test
 
-Reader = Callable[[str], "str | None"]  # a '/'-separated path from the project root -> its text (None: absent)
+Reader = Callable[[str], "str | None"]
+_Node = TypeVar("_Node", ast.FunctionDef, ast.ClassDef)  # a '/'-separated path from the project root -> its text (None: absent)
 
 # names of imported helpers worth a read: they say they measure a size
 _SIZE_NAME = re.compile(r"size", re.I)
@@ -50,12 +52,25 @@ class ProjectHelpers:
 
     def communicates(self, qualified: str, collectives: frozenset[str]) -> bool:
         """Does ``fn`` (as in ``size_of``) run one of ``collectives`` on a group it is given (`group=pg`, pg one
-        of its parameters)? Then a call of it passing a group is that group's collective, as a wrapper named for
-        one is (`sync_shared_params(model, pg)` broadcasts on pg)."""
+        of its parameters), itself or through functions of its file it hands the group to? Then a call of it
+        passing a group is that group's collective, as a wrapper named for one is (`sync_shared_params(model,
+        pg)` broadcasts on pg)."""
         if qualified not in self._communicating:
-            function = self._function(qualified)
-            self._communicating[qualified] = function is not None and _runs_on_parameter(function, collectives)
+            found = self._located(qualified, _definition)
+            self._communicating[qualified] = found is not None and \
+                bool(_communicating_params(found[0], found[1], collectives, _HOPS))
         return self._communicating[qualified]
+
+    def applies(self, qualified: str, collectives: frozenset[str]) -> bool:
+        """Is ``qualified`` an autograd Function of the project (`class Fn(torch.autograd.Function)`, read as
+        for ``size_of``) whose forward or backward communicates on a group (`all_gather(..., group=ctx.group)`,
+        or a helper named for a collective given one)? Then `Fn.apply(x, g)` is a collective on g, as an
+        imported Function named for one is (`AllGather.apply(x, g)`)."""
+        key = f"{qualified}.apply"
+        if key not in self._communicating:
+            klass = self._definition(qualified, _class_definition)
+            self._communicating[key] = klass is not None and _function_communicates(klass, collectives)
+        return self._communicating[key]
 
     def locate(self, package: str, folder: str) -> None:
         """The top-level ``package`` sits in ``folder`` of the project (`python/` for `python/pkg/mod.py`), as
@@ -68,6 +83,16 @@ class ProjectHelpers:
         return measures(function) if function is not None else None
 
     def _function(self, qualified: str) -> ast.FunctionDef | None:
+        return self._definition(qualified, _definition)
+
+    def _definition(self, qualified: str, find: Callable[[str, str], _Node | None]) -> _Node | None:
+        found = self._located(qualified, find)
+        return found[0] if found is not None else None
+
+    def _located(self, qualified: str, find: Callable[[str, str], _Node | None],
+                 hops: int = 2) -> tuple[_Node, str] | None:
+        """The definition of ``qualified`` and its file's text; a name a package's `__init__.py` (or any module)
+        re-exports (`from .comm import fn`) is followed there, ``hops`` times at most."""
         module, _, name = qualified.rpartition(".")
         if not module or not all(part.isidentifier() for part in module.split(".")):
             return None
@@ -76,8 +101,13 @@ class ProjectHelpers:
         roots = ("", "src/") if folder is None else (f"{folder}/",)
         for path in (f"{r}{base}{tail}" for r in roots for tail in (".py", "/__init__.py")):
             text = self._text(path)
-            if text is not None:
-                return _definition(text, name)
+            if text is None:
+                continue
+            node = find(text, name)
+            if node is not None:
+                return node, text
+            source = _reexported(text, name, module if path.endswith("__init__.py") else module.rpartition(".")[0])
+            return self._located(f"{source}.{name}", find, hops - 1) if source is not None and hops > 0 else None
         return None
 
     def _text(self, path: str) -> str | None:
@@ -91,17 +121,43 @@ class ProjectHelpers:
 
 def _definition(text: str, name: str) -> ast.FunctionDef | None:
     """The module-level `def name(...)`, parsed alone: from its line to the next line at the margin."""
-    found = re.search(rf"^def[ \t]+{re.escape(name)}[ \t]*\(", text, re.M)
+    node = _top_level(text, rf"^def[ \t]+{re.escape(name)}[ \t]*\(")
+    return node if isinstance(node, ast.FunctionDef) else None
+
+
+def _class_definition(text: str, name: str) -> ast.ClassDef | None:
+    """The module-level `class name(...Function):`, an autograd Function, parsed alone as `_definition` does."""
+    node = _top_level(text, rf"^class[ \t]+{re.escape(name)}[ \t]*\([^)]*Function[ \t]*\)")
+    return node if isinstance(node, ast.ClassDef) else None
+
+
+def _top_level(text: str, pattern: str) -> ast.stmt | None:
+    found = re.search(pattern, text, re.M)
     if found is None:
         return None
-    end = re.compile(r"^[^ \t\n#]", re.M).search(text, found.end())
+    end = re.compile(r"^[^ \t\n#)]", re.M).search(text, found.end())
     chunk = text[found.start() : end.start() if end is not None else len(text)]
     try:
         tree = ast.parse(chunk)
     except (SyntaxError, ValueError):
         return None
-    node = tree.body[0] if tree.body else None
-    return node if isinstance(node, ast.FunctionDef) else None
+    return tree.body[0] if tree.body else None
+
+
+def _function_communicates(klass: ast.ClassDef, collectives: frozenset[str]) -> bool:
+    """Does a method of the Function run a collective, or call a helper named for one, with a group: `group=`
+    anything but None, or an argument named as a group (`ctx.group`, `pg`)?"""
+    for node in ast.walk(klass):
+        if not isinstance(node, ast.Call):
+            continue
+        leaf = (dotted(node.func) or "").rpartition(".")[2]
+        if leaf not in collectives and not WRAPPER_NAME.search(leaf):
+            continue
+        if any(k.arg == "group" and not is_none(k.value) for k in node.keywords):
+            return True
+        if any(GROUP_NAME.search(leaf_name(dotted(a) or "")) for a in node.args if isinstance(a, (ast.Name, ast.Attribute))):
+            return True
+    return False
 
 
 def measures(function: ast.FunctionDef | ast.AsyncFunctionDef) -> HelperSize | None:
@@ -172,18 +228,63 @@ def _own_size_of(node: ast.expr | None, group: str) -> bool:
         and _named(node.func.value, group) and not node.args and not node.keywords
 
 
-def _runs_on_parameter(function: ast.FunctionDef, collectives: frozenset[str]) -> bool:
-    params = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
+_HOPS = 3  # how many functions of the helper's file a group is followed through (as in-file helpers are)
+
+
+def _communicating_params(function: ast.FunctionDef, text: str | None, collectives: frozenset[str],
+                          hops: int) -> set[str]:
+    """The parameters of ``function`` that a collective runs on: `group=pg`, a group's own collective
+    (`pg.allreduce(x)`), or, with the file's ``text``, handed to a function defined at the top of that file that
+    communicates on the parameter it lands in (`return send_recv(t, group)`), ``hops`` calls deep."""
+    params = [a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)]
+    found: set[str] = set()
     for node in ast.walk(function):
         if not isinstance(node, ast.Call):
             continue
-        if (dotted(node.func) or "").rpartition(".")[2] in collectives and \
-                any(k.arg == "group" and isinstance(k.value, ast.Name) and k.value.id in params for k in node.keywords):
-            return True
+        func = dotted(node.func) or ""
+        if func.rpartition(".")[2] in collectives:
+            found.update(k.value.id for k in node.keywords
+                         if k.arg == "group" and isinstance(k.value, ast.Name) and k.value.id in params)
         receiver = method_receiver(node)  # `pg.allreduce(x)` on a parameter
         if isinstance(receiver, ast.Name) and receiver.id in params:
-            return True
-    return False
+            found.add(receiver.id)
+        if text is None or hops <= 0 or "." in func or not func or func == function.name:
+            continue
+        passed = {i: a.id for i, a in enumerate(node.args) if isinstance(a, ast.Name) and a.id in params}
+        named = {k.arg: k.value.id for k in node.keywords
+                 if k.arg is not None and isinstance(k.value, ast.Name) and k.value.id in params}
+        if not passed and not named:
+            continue
+        callee = _definition(text, func)
+        if callee is None:
+            continue
+        inner = _communicating_params(callee, text, collectives, hops - 1)
+        positional = [a.arg for a in (*callee.args.posonlyargs, *callee.args.args)]
+        found.update(p for i, p in passed.items() if i < len(positional) and positional[i] in inner)
+        found.update(p for k, p in named.items() if k in inner)
+    return found
+
+
+def _reexported(text: str, name: str, package: str) -> str | None:
+    """The module a file takes ``name`` from (`from .comm import (a, name)` in package ``package``), absolute."""
+    for m in _FROM_IMPORT.finditer(text):
+        names = [part.split() for part in m.group(2).strip("()").replace("\\", " ").split(",")]
+        if not any(words and words[-1] == name and (len(words) == 1 or words[0] == name) for words in names):
+            continue
+        source = m.group(1)
+        if not source.startswith("."):
+            return source
+        level = len(source) - len(source.lstrip("."))
+        parts = package.split(".")
+        if level - 1 >= len(parts):
+            return None
+        base = ".".join(parts[: len(parts) - (level - 1)])
+        rest = source[level:]
+        return f"{base}.{rest}" if rest else base
+    return None
+
+
+_FROM_IMPORT = re.compile(r"^from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
 
 
 def _world_size_of(node: ast.expr | None, group: str) -> bool:

@@ -241,6 +241,7 @@ class Walker:
         # size_fn)` tests g for None and `size_fn()` is g's size (flow-insensitive, as `chosen`)
         self.size_methods: dict[str, ast.expr] = {}
         klass = env.class_of(function) if function is not None else None
+        self.klass = klass
         self.summary = summaries.get(id(klass.node)) if klass is not None else None
 
     # ================================================================ driver
@@ -886,13 +887,19 @@ class Walker:
         s = s.copy()
         for k in self.equal(s, key):
             f = self.facts(s, k)
-            if present and k in self.parallel_only:  # present means several ranks: the predicate's answer
+            if present and (k in self.parallel_only or self._parallel_attribute(k)):
+                # present means several ranks: the predicate's answer
                 s.groups[k] = Facts(Null.NOT_NONE, f.nonnull | {check}, f.size, f.pred | {check._replace(kind="pred")})
             elif present:
                 s.groups[k] = Facts(Null.NOT_NONE, f.nonnull | {check}, f.size, f.pred)
             else:
                 s.groups[k] = Facts(Null.MAYBE if _truthiness(check) else Null.NONE)
         return s
+
+    def _parallel_attribute(self, key: str) -> bool:
+        """`self.x` that the class sets to a group only for several ranks (ModuleEnv.parallel_only_attribute)."""
+        return self.klass is not None and key.startswith("self.") and key.count(".") == 1 \
+            and self.env.parallel_only_attribute(self.klass, key)
 
     def equal(self, s: State, key: str) -> set[str]:
         """The key and the keys known to hold the same object (`self.g = g`)."""

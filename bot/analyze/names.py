@@ -104,12 +104,15 @@ def _absolute(module: str | None, level: int, package: str | None) -> str | None
 
 
 def package_of(path: str) -> str | None:
-    """The dotted package a file lives in, from its path (for relative imports): deepspeed/moe/x.py -> deepspeed.moe."""
-    parts = path.replace("\\", "/").split("/")
+    """The dotted package a file lives in, from its path below the project root (for relative imports):
+    deepspeed/moe/x.py -> deepspeed.moe, pkg/sub/x.py -> pkg.sub (a DeepSpeed tree from its `deepspeed` folder
+    wherever it sits)."""
+    parts = path.replace("\\", "/").split("/")[:-1]
     if "deepspeed" in parts:
         parts = parts[parts.index("deepspeed") :]
-        return ".".join(parts[:-1]) or None
-    return None
+    if not parts or not all(p.isidentifier() for p in parts):
+        return None
+    return ".".join(parts)
 
 
 def dotted(node: ast.AST) -> str | None:

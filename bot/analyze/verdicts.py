@@ -593,25 +593,52 @@ def _evidence(module: ModuleFacts, key: str, function: FunctionInfo | None,
         return Confidence.MEDIUM, (f"`{leaf}` is checked for None before a collective elsewhere in this file",)
     if _named_absent(module, leaf):
         return Confidence.MEDIUM, (f"`{leaf}` matches rules.yaml `absent_groups`: None means the dimension is absent",)
-    if _none_unless(function, key):
+    if _none_unless(module, function, key):
         return Confidence.MEDIUM, (f"`{key}` is set to None when its condition fails (`... if ... else None`): "
                                    "None stands for a dimension that is not there",)
     return None
 
 
-def _none_unless(function: FunctionInfo | None, key: str) -> bool:
+def _none_unless(module: ModuleFacts, function: FunctionInfo | None, key: str) -> bool:
     """The function sets the local to a group or to None by a condition (`grp = mesh["dp"].get_group() if dims
-    else None`): it writes None for the case where there is no such group. Not when the condition only asks
-    whether the object the group comes from is there (`mesh.get_group() if mesh is not None else None`): that
-    passes its None on, and what None means for it is not said here."""
+    else None`, or the same as an if/else statement): it writes None for the case where there is no such group.
+    Not when the condition only asks whether the object the group comes from is there (`mesh.get_group() if
+    mesh is not None else None`): that passes its None on, and what None means for it is not said here; nor when
+    the branch that writes None also takes the world's size (`n = world_size; grp = None`): None is the world."""
     if function is None or "." in key:
         return False
     for node in ast.walk(function.node):
+        value: ast.IfExp | None = None
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.IfExp) \
-                and any(isinstance(t, ast.Name) and t.id == key for t in node.targets) \
-                and is_none(node.value.body) != is_none(node.value.orelse) and not _passes_on(node.value):
+                and any(isinstance(t, ast.Name) and t.id == key for t in node.targets):
+            value, counted = node.value, False
+        elif isinstance(node, ast.If) and (value := _branch_values(node, key)) is not None:
+            none_side = node.body if is_none(value.body) else node.orelse
+            counted = any(isinstance(s, ast.Assign) and (module.ctx.is_world_size(s.value) or (
+                isinstance(s.value, ast.Name) and _holds_world_size(module, function, s.value.id)))
+                for s in none_side)
+        if value is None:
+            continue
+        if is_none(value.body) != is_none(value.orelse) and not _passes_on(value) and not counted:
             return True
     return False
+
+
+def _branch_values(node: ast.AST, key: str) -> ast.IfExp | None:
+    """`if cond: key = X else: key = None` as the conditional expression it is (the last assignment of the
+    local in each branch's own statements)."""
+    if not isinstance(node, ast.If) or not node.orelse:
+        return None
+
+    def last(block: list[ast.stmt]) -> ast.expr | None:
+        found = None
+        for stmt in block:
+            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == key for t in stmt.targets):
+                found = stmt.value
+        return found
+
+    then, other = last(node.body), last(node.orelse)
+    return ast.IfExp(test=node.test, body=then, orelse=other) if then is not None and other is not None else None
 
 
 def _passes_on(value: ast.IfExp) -> bool:

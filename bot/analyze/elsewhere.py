@@ -10,6 +10,7 @@ else is left to the name-based guess (bot.analyze.context.Context.size_helper_gr
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Callable
 from typing import NamedTuple, TypeVar
@@ -121,22 +122,35 @@ class ProjectHelpers:
 
 def _definition(text: str, name: str) -> ast.FunctionDef | None:
     """The module-level `def name(...)`, parsed alone: from its line to the next line at the margin."""
-    node = _top_level(text, rf"^def[ \t]+{re.escape(name)}[ \t]*\(")
+    node = _top_level(text, "def", name)
     return node if isinstance(node, ast.FunctionDef) else None
 
 
 def _class_definition(text: str, name: str) -> ast.ClassDef | None:
     """The module-level `class name(...Function):`, an autograd Function, parsed alone as `_definition` does."""
-    node = _top_level(text, rf"^class[ \t]+{re.escape(name)}[ \t]*\([^)]*Function[ \t]*\)")
-    return node if isinstance(node, ast.ClassDef) else None
-
-
-def _top_level(text: str, pattern: str) -> ast.stmt | None:
-    found = re.search(pattern, text, re.M)
-    if found is None:
+    node = _top_level(text, "class", name)
+    if not isinstance(node, ast.ClassDef) or not any((dotted(b) or "").endswith("Function") for b in node.bases):
         return None
-    end = re.compile(r"^[^ \t\n#)]", re.M).search(text, found.end())
-    chunk = text[found.start() : end.start() if end is not None else len(text)]
+    return node
+
+
+_MARGIN = re.compile(r"^[^ \t\n#)]", re.M)
+
+
+@functools.lru_cache(maxsize=4096)
+def _top_level(text: str, keyword: str, name: str) -> ast.stmt | None:
+    """The statement `keyword name` at the margin (found by its literal: the helpers of one file are asked for
+    again and again, and a regex anchored at `^` scans every line), from its line to the next at the margin."""
+    head, at = f"{keyword} {name}", -1
+    while True:
+        at = text.find(head, at + 1)
+        if at < 0:
+            return None
+        after = text[at + len(head) : at + len(head) + 1]
+        if (at == 0 or text[at - 1] == "\n") and after in ("(", ":", " "):
+            break
+    end = _MARGIN.search(text, at + len(head))
+    chunk = text[at : end.start() if end is not None else len(text)]
     try:
         tree = ast.parse(chunk)
     except (SyntaxError, ValueError):

@@ -96,7 +96,7 @@ class ModuleEnv:
     # (callee, depth, calling function) -> whether the callee returns a guard (bot.analyze.flow.Walker.guard_like)
     guard_bodies: dict[tuple[int, int, int], bool] = field(default_factory=dict)
     _parallel_getters: dict[int, bool] = field(default_factory=dict)  # id of a function node -> parallel_getter
-    _parallel_attributes: dict[tuple[int, str], bool] = field(default_factory=dict)  # parallel_only_attribute
+    _parallel_attributes: dict[int, frozenset[str]] = field(default_factory=dict)  # class -> parallel_only_attribute
     _measured: dict[int, HelperSize | None] = field(default_factory=dict)  # id of a function node -> measured
 
     @classmethod
@@ -254,11 +254,11 @@ class ModuleEnv:
         """Is `self.x` set to a group only behind a test that the size is above one, None otherwise
         (`if spec is None or spec.tp_size <= 1: self.x = None; return` then `self.x = get_tp_group()`)? None
         then stands for a single rank too, and a None test of it is the whole guard, as for a parallel getter."""
-        memo = (id(klass.node), key)
-        if memo not in self._parallel_attributes:
-            self._parallel_attributes[memo] = _parallel_only_attribute(
-                [m.node for c in self.mro(klass) for m in c.methods.values()], key)
-        return self._parallel_attributes[memo]
+        memo = id(klass.node)
+        if memo not in self._parallel_attributes:  # every attribute of the class in one walk
+            self._parallel_attributes[memo] = _parallel_only_attributes(
+                [m.node for c in self.mro(klass) for m in c.methods.values()])
+        return key in self._parallel_attributes[memo]
 
     def measured(self, function: FunctionInfo) -> HelperSize | None:
         """What an in-file size helper measures (`def pg_len(g): if g is None: return 1; return g.size()`), read
@@ -684,11 +684,12 @@ def own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             stack.extend(reversed(block))
 
 
-def _parallel_only_attribute(methods: list[ast.FunctionDef | ast.AsyncFunctionDef], key: str) -> bool:
-    """Every non-None value of ``key`` is stored behind a size test on the multi-rank side (an early exit on
-    the single-rank side before it in the same block, or inside an `if` that holds only for several ranks),
-    and there is at least one."""
-    sized = False
+def _parallel_only_attributes(methods: list[ast.FunctionDef | ast.AsyncFunctionDef]) -> frozenset[str]:
+    """The `self.x` whose every non-None value is stored behind a size test on the multi-rank side (an early
+    exit on the single-rank side before it in the same block, or inside an `if` that holds only for several
+    ranks), with at least one such value."""
+    behind_only: set[str] = set()
+    anywhere: set[str] = set()
 
     def multi(test: ast.expr, value: bool) -> bool:
         """Does ``test`` being ``value`` mean a size above one (an `and` of it when True, an `or` when False)?"""
@@ -697,33 +698,30 @@ def _parallel_only_attribute(methods: list[ast.FunctionDef | ast.AsyncFunctionDe
         return any((c := size_compare(o)) is not None and c.positive == value and not c.nonmember_bug
                    for o in operands)
 
-    def walk(block: list[ast.stmt], behind: bool) -> bool:
-        nonlocal sized
+    def walk(block: list[ast.stmt], behind: bool) -> None:
         for stmt in block:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] \
                 if isinstance(stmt, ast.AnnAssign) and stmt.value is not None else []
-            if any(dotted(t) == key for t in targets):
+            if targets:
                 assert isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None
                 if not is_none(stmt.value):
-                    if not behind:
-                        return False
-                    sized = True
+                    for target in targets:
+                        text = dotted(target)
+                        if text is not None and text.startswith("self.") and text.count(".") == 1:
+                            (behind_only if behind else anywhere).add(text)
             elif isinstance(stmt, ast.If):
-                if not walk(stmt.body, behind or multi(stmt.test, True)) or \
-                        not walk(stmt.orelse, behind or multi(stmt.test, False)):
-                    return False
+                walk(stmt.body, behind or multi(stmt.test, True))
+                walk(stmt.orelse, behind or multi(stmt.test, False))
                 if not behind and multi(stmt.test, False) and stmt.body and \
                         isinstance(stmt.body[-1], (ast.Return, ast.Raise)):
                     behind = True  # the single-rank side left: what follows has several ranks
-            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                continue
-            else:
+            elif not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 for inner in child_blocks(stmt):
-                    if not walk(inner, behind):
-                        return False
-        return True
+                    walk(inner, behind)
 
-    return all(walk(m.body, False) for m in methods) and sized
+    for method in methods:
+        walk(method.body, False)
+    return frozenset(behind_only - anywhere)
 
 
 def _parallel_getter(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

@@ -821,6 +821,36 @@ CASES = [
          if use:
              dist.all_reduce(t, group=g)
      """, [("PG103", 2)]),
+    ("guard: a flag on the instance set from a None test in a constructor with no collective of its own", """
+     class Layer:
+         def __init__(self, g=None):
+             self.g = g
+             self.on = g is not None
+         def forward(self, t):
+             if self.on:
+                 dist.all_reduce(t, group=self.g)
+     """, [("PG103", 4)]),
+    ("guard: ... spelled `bool(g)`", """
+     class Layer:
+         def __init__(self, g=None):
+             self.g = g
+             self.on = bool(g)
+         def forward(self, t):
+             if self.on:
+                 dist.all_reduce(t, group=self.g)
+     """, [("PG103", 4)]),
+    ("guard: ... a flag a method with nothing else to say sets from a None-safe size the class keeps", """
+     class Mixer:
+         def __init__(self):
+             self.n = 1
+             self.g = None
+         def setup(self, g=None):
+             self.g = g
+             if g is not None:
+                 self.n = dist.get_world_size(g)
+         def layout(self):
+             self.split = self.n > 1
+     """, [("PG101", 10)]),
     ("guard: a flag set from a None-safe size by if/else, its communication out of sight (a layer it builds)", """
      class Attention:
          def __init__(self, sp_group=None):

@@ -963,7 +963,11 @@ class Walker:
                 return True
             if isinstance(node, ast.Call) and (self.ctx.is_predicate(node) or self._local_predicate(node, depth)):
                 return True
-        return False
+        # `bool(g)` of a group (or of what may be None): its truthiness, kept as a None test (`g` alone would be
+        # an alias of the group)
+        inner = value.args[0] if _is_bool_call(value) else None
+        return isinstance(inner, (ast.Name, ast.Attribute)) and (text := dotted(inner)) is not None \
+            and (self.is_group(text) or self.env.origin(text, self.function) != Null.UNKNOWN)
 
     def _local_predicate(self, call: ast.Call, depth: int) -> bool:
         if depth >= 3:

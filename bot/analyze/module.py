@@ -17,7 +17,7 @@ from bot.analyze.context import Context
 from bot.analyze.env import FunctionInfo, ModuleEnv
 from bot.analyze.flow import AttributeFlag, Sites, State, Summary, Walker, across_methods, left_on_ctx
 from bot.analyze.names import dotted
-from bot.analyze.scan import word_before
+from bot.analyze.scan import GROUP_NAME, word_before
 from bot.analyze.slicing import HELPER_LEVELS, callable_name
 from bot.analyze.source import ParsedSource, statements
 from bot.analyze.terms import UNREACHABLE, Const, SizeOf, SizeTerm
@@ -58,6 +58,18 @@ def analyze_module(ctx: Context) -> ModuleFacts:
     for f in hot:
         if f.klass is not None and f.parent is None:
             by_class.setdefault(id(f.klass), []).append(f)
+    group_words = {k.rpartition(".")[2] for k in group_keys}
+    flag_setters: list[FunctionInfo] = []
+    # A flag a cold method sets from a None test of a group (`self.on = g is not None` in `__init__`) guards the
+    # hot methods that read it: such methods are summarised too, in file order.
+    for class_id, methods in by_class.items():
+        read = "\n".join("\n".join(source.lines[m.node.lineno - 1 : m.node.end_lineno]) for m in methods)
+        cold = [m for m in env.classes[class_id].methods.values()
+                if m not in methods and _sets_group_flag(m.node, source.lines, group_words, read)]
+        if cold:
+            methods.extend(cold)
+            methods.sort(key=lambda m: m.node.lineno)
+            flag_setters.extend(cold)
 
     def walk(function: FunctionInfo) -> None:
         Walker(env, function, sites, summaries, group_keys, lines).run()
@@ -135,11 +147,13 @@ def analyze_module(ctx: Context) -> ModuleFacts:
             summaries[id(info.node)] = inherited
 
     # Pass B: everything hot (again for methods of pass A that read what the summary now knows).
-    with_sites = {id(x.function.node) for table in (sites.collectives, sites.calls, sites.chains, sites.sizes)
+    with_sites = {id(x.function.node) for table in (sites.collectives, sites.calls, sites.chains, sites.sizes,
+                                                    sites.flags)
                   for x in table.values() if x.function is not None}
-    for f in hot:
-        if id(f.node) in facts.walked and not _reads_summary(f, summaries, source.lines, origins,
-                                                             only_chains=id(f.node) not in with_sites):
+    setters = {id(f.node) for f in flag_setters}  # (their flags over sizes the summary now knows: walked again)
+    for f in [*hot, *flag_setters]:
+        if id(f.node) in facts.walked and id(f.node) not in setters and \
+                not _reads_summary(f, summaries, source.lines, origins, only_chains=id(f.node) not in with_sites):
             continue  # walked in pass A, and nothing it records can read the summary differently
         walk(f)
     if any(_spans_hot(lines, s) for s in source.tree.body
@@ -187,7 +201,7 @@ def _only_bound(test: ast.expr, binding: dict[str, str], sizes: dict[str, SizeTe
         if isinstance(node, (ast.Compare, ast.Call)):
             for name in ast.walk(node):
                 if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Load) and name.id not in binding \
-                        and name.id not in sizes and name.id != "self" and name.id.islower() \
+                        and name.id not in sizes and name.id not in ("self", "bool") and name.id.islower() \
                         and _looks_local(name.id, test):
                     return False
     return True
@@ -276,6 +290,33 @@ def _spans_hot(hot_lines: list[int], node: ast.AST) -> bool:
 
 
 _SELF_ASSIGN = re.compile(r"^\s*self\.\w+\s*(?::[^=]*)?=(?!=)")
+
+
+_GROUP_FLAG = re.compile(r"^\s*self\.\w+\s*(?::[^=]*)?=(?!=).*(?:\bis(?:\s+not)?\s+None\b|\bbool\()")
+# `self.split = self.n > 1`: a flag over a size the class keeps
+_SIZE_FLAG = re.compile(r"^\s*self\.\w+\s*(?::[^=]*)?=(?!=)[^=]*\bself\.\w+\s*(?:>=?|<=?|[!=]=)\s*[12]\b")
+
+
+def _sets_group_flag(function: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str], groups: set[str],
+                     read: str) -> bool:
+    """Does a line of the method store on self a test of a size the class keeps (`self.n > 1`), or a None test
+    (or `bool(...)`) of something named as a group, or passed as one somewhere in the file (``groups``), that the
+    hot methods' text ``read`` names?"""
+    end = function.end_lineno or function.lineno
+    for line in lines[function.lineno - 1 : end]:
+        if _SIZE_FLAG.match(line) is not None:
+            return True
+        match = _GROUP_FLAG.match(line)
+        if match is None:
+            continue
+        target, _, value = line.partition("=")
+        if target.strip().partition(":")[0].strip() in read and \
+                (GROUP_NAME.search(value) or any(w in groups for w in _WORDS.findall(value))):
+            return True
+    return False
+
+
+_WORDS = re.compile(r"[A-Za-z_]\w*")
 
 
 def _assigns_self(function: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> bool:

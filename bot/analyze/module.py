@@ -65,7 +65,7 @@ def analyze_module(ctx: Context) -> ModuleFacts:
     for class_id, methods in by_class.items():
         read = "\n".join("\n".join(source.lines[m.node.lineno - 1 : m.node.end_lineno]) for m in methods)
         cold = [m for m in env.classes[class_id].methods.values()
-                if m not in methods and _sets_group_flag(m.node, source.lines, group_words, read)]
+                if m not in methods and _sets_instance_flag(m.node, source.lines, group_words, read)]
         if cold:
             methods.extend(cold)
             methods.sort(key=lambda m: m.node.lineno)
@@ -297,7 +297,7 @@ _GROUP_FLAG = re.compile(r"^\s*self\.\w+\s*(?::[^=]*)?=(?!=).*(?:\bis(?:\s+not)?
 _SIZE_FLAG = re.compile(r"^\s*self\.\w+\s*(?::[^=]*)?=(?!=)[^=]*\bself\.\w+\s*(?:>=?|<=?|[!=]=)\s*[12]\b")
 
 
-def _sets_group_flag(function: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str], groups: set[str],
+def _sets_instance_flag(function: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str], groups: set[str],
                      read: str) -> bool:
     """Does a line of the method store on self a test of a size the class keeps (`self.n > 1`), or a None test
     (or `bool(...)`) of something named as a group, or passed as one somewhere in the file (``groups``), that the

@@ -205,7 +205,27 @@ def _communicating_imports(names: Names, config: Config, text: str, helpers: Pro
         if (_called_with_group(text, f"{local}(", local) and helpers.communicates(target, collectives)) or \
                 (_called_with_group(text, f"{local}.apply(", local) and helpers.applies(target, collectives)):
             out.append(local)
+        # a module of the project, its functions called through it: `utils.sync_params(model, pg)`
+        out.extend(fn for fn in _functions_called_on(text, local)
+                   if _called_with_group(text, f"{local}.{fn}(", f"{local}.{fn}")
+                   and helpers.communicates(f"{target}.{fn}", collectives))
     return out
+
+
+def _functions_called_on(text: str, local: str) -> set[str]:
+    """Names called as attributes of ``local`` (`local.fn(`), ``local`` a whole word; not `apply`."""
+    found: set[str] = set()
+    head = f"{local}."
+    at = text.find(head)
+    while at >= 0:
+        m = _ATTRIBUTE_CALL.match(text, at + len(head))
+        if m is not None and not word_before(text, at) and m.group(1) != "apply":
+            found.add(m.group(1))
+        at = text.find(head, at + 1)
+    return found
+
+
+_ATTRIBUTE_CALL = re.compile(r"([A-Za-z_]\w*)[ \t]*\(")
 
 
 def _called_with_group(text: str, call: str, local: str) -> bool:

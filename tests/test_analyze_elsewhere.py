@@ -347,3 +347,14 @@ def test_relative_imports_resolve_in_any_project_package() -> None:
     relative = LAYER.replace("from pkg.cp import", "from .cp import")
     found = analyze_source("pkg/layer.py", relative, CONFIG, project_path="pkg/layer.py", helpers=helpers).findings
     assert [(f.code, f.span.line) for f in found] == [("PG103", 6), ("PG103", 18)]
+
+
+def test_a_project_modules_functions_called_through_the_module_are_read_as_its_helpers() -> None:
+    # `from pkg import utils` then `utils.sync_shared(self, pg)`: the module's function broadcasts on pg
+    model = MODEL.replace("from pkg.utils import sync_shared, count_shared", "from pkg import utils") \
+        .replace("sync_shared(self,", "utils.sync_shared(self,").replace("count_shared(self,", "utils.count_shared(self,")
+    helpers = _helpers({"pkg/utils.py": UTILS})
+    found = analyze_source("pkg/model.py", model, CONFIG, project_path="pkg/model.py", helpers=helpers).findings
+    assert [(f.code, f.span.line) for f in found if f.code == "PG103"] == [("PG103", 9)]
+    alone = analyze_source("pkg/model.py", model, CONFIG, project_path="pkg/model.py").findings
+    assert [f.code for f in alone if f.code == "PG103"] == []

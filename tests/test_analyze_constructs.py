@@ -815,6 +815,25 @@ CASES = [
              if self.fold_grp is not None:
                  dist.all_reduce(t, group=self.fold_grp)
      """, [("PG103", 12)]),
+    ("guard: a flag spelled as a conditional expression with a constant branch is the `and` it is", """
+     def f(t, g=None):
+         use = dist.get_world_size(g) > 1 if g is not None else False
+         if use:
+             dist.all_reduce(t, group=g)
+     """, [("PG101", 2)]),
+    ("guard: ... and `True if g is None else ...` the `or`, an early exit", """
+     def f(t, g=None):
+         alone = True if g is None else dist.get_world_size(g) == 1
+         if alone:
+             return t
+         dist.all_reduce(t, group=g)
+         return t
+     """, [("PG102", 2)]),
+    ("guard: ... a conditional expression choosing between two tests is no such flag", """
+     def f(t, fast, g=None):
+         use = (g is not None) if fast else (dist.get_world_size(g) > 1)
+         return use
+     """, []),
     ("guard: a flag wrapped in bool() is the test it wraps", """
      def f(t, g=None):
          use = bool(g is not None)

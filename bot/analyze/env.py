@@ -96,6 +96,9 @@ class ModuleEnv:
     # (callee, depth, calling function) -> whether the callee returns a guard (bot.analyze.flow.Walker.guard_like)
     guard_bodies: dict[tuple[int, int, int], bool] = field(default_factory=dict)
     _parallel_getters: dict[int, bool] = field(default_factory=dict)  # id of a function node -> parallel_getter
+    # id of a conditional expression with a constant boolean branch -> the `and`/`or` it is (one node per file, so
+    # every walk records the same chain)
+    bool_forms: dict[int, ast.BoolOp] = field(default_factory=dict)
     _parallel_attributes: dict[int, frozenset[str]] = field(default_factory=dict)  # class -> parallel_only_attribute
     _measured: dict[int, HelperSize | None] = field(default_factory=dict)  # id of a function node -> measured
 

@@ -34,6 +34,7 @@ from bot.analyze.terms import (
     SizeCompare,
     SizeOf,
     SizeTerm,
+    bool_form,
     join_null,
     none_test,
     size_compare,
@@ -811,6 +812,8 @@ class Walker:
             return out
         if _is_bool_call(test):
             return self.assume(s, test.args[0], value, whole, negated)
+        if isinstance(test, ast.IfExp) and (form := self._bool_form(test)) is not None:
+            return self.assume(s, form, value, whole, negated)
         if isinstance(test, ast.NamedExpr):
             s = self.assume(s, test.value, value, whole, negated)
             s = s.copy()
@@ -895,6 +898,16 @@ class Walker:
             else:
                 s.groups[k] = Facts(Null.MAYBE if _truthiness(check) else Null.NONE)
         return s
+
+    def _bool_form(self, node: ast.IfExp) -> ast.BoolOp | None:
+        """The `and`/`or` a conditional expression with a constant boolean branch is, the same node every walk."""
+        memo = self.env.bool_forms
+        if id(node) not in memo:
+            form = bool_form(node)
+            if form is None:
+                return None
+            memo[id(node)] = form
+        return memo[id(node)]
 
     def _parallel_attribute(self, key: str) -> bool:
         """`self.x` that the class sets to a group only for several ranks (ModuleEnv.parallel_only_attribute)."""
@@ -1020,6 +1033,10 @@ class Walker:
                     break
             return
         if isinstance(node, ast.IfExp):
+            form = self._bool_form(node)
+            if form is not None:  # `ws(g) > 1 if g is not None else False` is `g is not None and ws(g) > 1`
+                self._expr(form, s, stmt)
+                return
             self._expr(node.test, s, stmt)
             self._expr(node.body, self.assume(s, node.test, True, node.test, False), stmt)
             self._expr(node.orelse, self.assume(s, node.test, False, node.test, True), stmt)
@@ -1307,6 +1324,8 @@ def _walk_bool(node: ast.expr) -> Iterator[ast.expr]:
         yield from _walk_bool(node.operand)
     elif _is_bool_call(node):
         yield from _walk_bool(node.args[0])
+    elif isinstance(node, ast.IfExp) and (form := bool_form(node)) is not None:
+        yield from _walk_bool(form)
     elif isinstance(node, (ast.Compare, ast.Call)):
         yield node
 

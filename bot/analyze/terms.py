@@ -154,3 +154,20 @@ def int_value(node: ast.expr) -> int | None:
 
 def unparenthesised_not(node: ast.expr) -> ast.expr | None:
     return node.operand if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) else None
+
+
+def bool_form(node: ast.IfExp) -> ast.BoolOp | None:
+    """`b if t else False` is `t and b`, `True if t else b` is `t or b`, `False if t else b` is `not t and b`,
+    `b if t else True` is `not t or b` (a flag spelled as a conditional expression); None for any other."""
+    def const(n: ast.expr) -> bool | None:
+        return n.value if isinstance(n, ast.Constant) and isinstance(n.value, bool) else None
+
+    body, orelse = const(node.body), const(node.orelse)
+    if (body is None) == (orelse is None):
+        return None
+    negated = ast.copy_location(ast.UnaryOp(op=ast.Not(), operand=node.test), node.test)
+    if orelse is not None:  # `b if t else C`
+        op, first, other = (ast.And() if orelse is False else ast.Or()), (node.test if orelse is False else negated), node.body
+    else:  # `C if t else b`
+        op, first, other = (ast.Or() if body else ast.And()), (node.test if body else negated), node.orelse
+    return ast.copy_location(ast.BoolOp(op=op, values=[first, other]), node)

@@ -17,6 +17,7 @@ from typing import TypeVar
 from bot.analyze.names import dotted, package_of
 from bot.analyze.returns import returned_test
 from bot.analyze.source import child_blocks
+from bot.analyze.terms import bool_form
 from bot.config import Config
 from bot.fix.equivalence import STATES, Comparison, Unprovable, Vocabulary, compare, parse_expr, snippet
 from bot.fix.text import code, error_text, slice_span
@@ -308,6 +309,8 @@ def _full_guard(finding: Finding, ctx: Context) -> Plan:
     checks = guard.none_check, guard.size_check
     chain_span = guard.chain
     chain = ctx.expr_at(chain_span)
+    if isinstance(chain, ast.IfExp):  # `ws(g) > 1 if g is not None else False`: the `and` it is, replaced whole
+        chain = bool_form(chain) or chain
     kind = ast.Or if finding.kind == "or" else ast.And
     if not (isinstance(chain, ast.BoolOp) and isinstance(chain.op, kind)):
         raise Refused(f"the payload's chain is not an `{kind.__name__.lower()}` chain")

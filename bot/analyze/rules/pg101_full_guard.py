@@ -12,7 +12,8 @@ RULE = Rule(
     summary=(
         "A guard that establishes both `g is not None` and `get_world_size(g) > 1` before the code it protects: "
         "one `and` chain in any spelling (`group=` or positional, `>= 2`, `1 <`, `!= 1`, `g != None`, `if g and "
-        "...`, inside a longer chain, a size cached in a local or on the instance), or split over nested ifs, an "
+        "...`, inside a longer chain, a size cached in a local or on the instance, a conditional expression with a "
+        "constant branch: `ws(g) > 1 if g is not None else False`), or split over nested ifs, an "
         "early exit and a later test, or a flag variable; also one test of a size that is 1 when the group is None "
         "(`n = get_world_size(g) if g is not None else 1`, or an attribute set to 1 and to `get_world_size(g)` "
         "only where g is present), before the collective or stored as a flag for code that communicates "
@@ -80,6 +81,20 @@ RULE = Rule(
             "def f(t, g):\n"
             "    active = pg_utils.is_parallel(g)\n"
             "    return t if not active else t * 2\n",
+        ),
+        Invalid(  # a flag spelled as a conditional expression with a constant branch: the `and` it is
+            "import torch.distributed as dist\n"
+            "def f(t, g=None):\n"
+            "    use = dist.get_world_size(g) > 1 if g is not None else False\n"
+            "    if use:\n"
+            "        dist.all_reduce(t, group=g)\n",
+            flagged="dist.get_world_size(g) > 1 if g is not None else False",
+            fixed="import torch.distributed as dist\n"
+            "from deepspeed.comm import pg_utils\n\n"
+            "def f(t, g=None):\n"
+            "    use = pg_utils.is_parallel(g)\n"
+            "    if use:\n"
+            "        dist.all_reduce(t, group=g)\n",
         ),
         Invalid(  # nested ifs: the guard is split over two statements
             "import torch.distributed as dist\n"

@@ -1424,6 +1424,22 @@ CASES = [
              load_grp = dist.new_group(ranks=list(range(load_n)))
          dist.broadcast_object_list([state], src=0, group=load_grp)
      """, []),
+    ("none: a None test whose None branch asks the world's size maps None to the world: no None-only guard", """
+     def ranks_of(group, kvs):
+         if group is None:
+             return list(range(dist.get_world_size()))
+         members = dist.get_process_group_ranks(group)
+         dist.broadcast(kvs, members[0], group)
+         return members
+     """, []),
+    ("none: ... a local named `world_size` there (1 for None) is not the world", """
+     def gather_p(p, world_size, mesh_grp=None):
+         if mesh_grp is not None:
+             dist.all_reduce(p, group=mesh_grp)
+         else:
+             assert world_size == 1
+         return p
+     """, [("PG103", 2)]),
     ("none: a choice between two groups, neither written None, is no such evidence", """
      def sync(counts, tp_group=None, dp_group=None, dims=False):
          pg = tp_group if dims else dp_group

@@ -164,7 +164,8 @@ def decide(module: ModuleFacts) -> Verdicts:
         if _sized(v, site, f, paired, world):
             continue
         if f.nonnull:
-            if not site.separate and _owner(module, site.key, site.function) not in world:
+            if not site.separate and _owner(module, site.key, site.function) not in world \
+                    and not _world_sized_when_none(module, site.key, site.function):
                 v.none_only.extend(NoneOnly(site, c, site.key, site.function) for c in sorted(f.nonnull, key=_pos)
                                    if id(c.test) not in dispatch)
             continue
@@ -545,10 +546,20 @@ _IFEXP = re.compile(r"\belse\b(?!\s*:)")  # `x if t else y` (an `else:` clause i
 def _world_counted_when_none(module: ModuleFacts, function: FunctionInfo) -> Iterator[str]:
     """Keys the function sizes by the world when they are None (`ws(g) if g is not None else self.world_size`)."""
     start, end = function.node.lineno, function.node.end_lineno
-    if not _IFEXP.search("\n".join(module.ctx.source.lines[start - 1 : end])):
-        return  # no conditional expression to look for (most functions: the walk was a tenth of the verdicts)
+    text = "\n".join(module.ctx.source.lines[start - 1 : end])
+    expressions, statements = _IFEXP.search(text) is not None, "get_world_size()" in text
+    if not (expressions or statements):
+        return  # nothing to look for (most functions: the walk was a tenth of the verdicts)
     for node in ast.walk(function.node):
-        if not isinstance(node, ast.IfExp):
+        if statements and isinstance(node, ast.If) and (test := none_test(node.test)) is not None \
+                and (key := dotted(test.target)) is not None:
+            # `if g is None: return list(range(dist.get_world_size()))`: what None stands for is the world
+            block = node.body if test.is_none else node.orelse
+            # (the world's size asked there; a name like `world_size` is too often a local that is 1 for None)
+            if any(module.ctx.is_world_size(n) for stmt in block for n in ast.walk(stmt)):
+                yield key
+            continue
+        if not expressions or not isinstance(node, ast.IfExp):
             continue
         test = none_test(node.test)
         key = dotted(test.target) if test is not None else None

@@ -870,6 +870,22 @@ CASES = [
          def layout(self):
              self.split = self.n > 1
      """, [("PG101", 10)]),
+    ("guard: a None-safe size tested before building an object handed the group (a parallel layer)", """
+     class Encoder:
+         def __init__(self, tp_group=None):
+             self.tp_size = dist.get_world_size(tp_group) if tp_group is not None else 1
+             if self.tp_size > 1:
+                 self.embed = _VocabParallelEmbedding(1000, tp_group)
+             else:
+                 self.embed = Embedding(1000)
+     """, [("PG101", 4)]),
+    ("guard: ... not one whose branch only does local work or builds an object without the group", """
+     class Encoder:
+         def __init__(self, tp_group=None):
+             self.tp_size = dist.get_world_size(tp_group) if tp_group is not None else 1
+             if self.tp_size > 1:
+                 self.embed = Embedding(1000 // self.tp_size)
+     """, []),
     ("guard: a flag set from a None-safe size by if/else, its communication out of sight (a layer it builds)", """
      class Attention:
          def __init__(self, sp_group=None):

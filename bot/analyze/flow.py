@@ -317,6 +317,7 @@ class Walker:
             return self._contract(s, self.assume(s, stmt.test, False, stmt.test, True))
         if isinstance(stmt, ast.If):
             self.expr(stmt.test, s, stmt)
+            self._builds_with_group(stmt, s)
             yes = self.assume(s, stmt.test, True, stmt.test, False)
             if stmt.orelse and _ends_in_failure(stmt):
                 # `if g is not None: ... elif comm is not None: <another backend> else: raise`: g is required or
@@ -447,6 +448,26 @@ class Walker:
         return out
 
     # ================================================================ assignments
+
+    def _builds_with_group(self, stmt: ast.If, s: State) -> None:
+        """`if n > 1:` (a None-safe size of g) whose body builds an object handed g (`Embed(..., tp_group, ...)`,
+        a class named as classes are): the test decides whether the layer is built to communicate, as a flag set
+        from it does (a FlagSite)."""
+        compare = size_compare(stmt.test)
+        if compare is None or not compare.positive:
+            return
+        term = self.term(compare.term, s)
+        if not (isinstance(term, SizeOf) and term.none_safe and term.fallback is not None):
+            return
+        same = self.equal(s, term.group)
+        for node in (n for b in stmt.body for n in ast.walk(b)):
+            if not isinstance(node, ast.Call) or not _constructor(node.func):
+                continue
+            passed = [*node.args, *(k.value for k in node.keywords)]
+            if any(isinstance(a, (ast.Name, ast.Attribute)) and self.canon(a, s) in same for a in passed):
+                self.sites.flags[id(stmt.test)] = FlagSite(Check(stmt.test, stmt.test, False, "size", compare, term),
+                                                           self.function)
+                return
 
     def _safe_flag(self, value: ast.expr, s: State) -> None:
         """Record a flag's value when it is one test of a None-safe size (`bool(n > 1)`, `not n == 1`, or an
@@ -1328,6 +1349,12 @@ def _walk_bool(node: ast.expr) -> Iterator[ast.expr]:
         yield from _walk_bool(form)
     elif isinstance(node, (ast.Compare, ast.Call)):
         yield node
+
+
+def _constructor(func: ast.expr) -> bool:
+    """`Name(...)` or `mod.Name(...)` with a capitalised last name: a class being built."""
+    leaf = (func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else "").lstrip("_")
+    return leaf[:1].isupper() and not leaf.isupper()
 
 
 def _is_bool_call(node: ast.expr) -> TypeGuard[ast.Call]:

@@ -16,8 +16,9 @@ RULE = Rule(
         "constant branch: `ws(g) > 1 if g is not None else False`), or split over nested ifs, an "
         "early exit and a later test, or a flag variable; also one test of a size that is 1 when the group is None "
         "(`n = get_world_size(g) if g is not None else 1`, or an attribute set to 1 and to `get_world_size(g)` "
-        "only where g is present), before the collective or stored as a flag for code that communicates "
-        "elsewhere (`self.use_sp = n > 1`, as `self.use_sp = g is not None and get_world_size(g) > 1` is)."
+        "only where g is present), before the collective, before building an object handed the group, or stored "
+        "as a flag for code that communicates elsewhere (`self.use_sp = n > 1`, as `self.use_sp = g is not None "
+        "and get_world_size(g) > 1` is)."
     ),
     why=(
         "Hand-rolled guards differ subtly from module to module (some forget the None check, some the size, some "

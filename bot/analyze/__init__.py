@@ -195,13 +195,13 @@ def _communicating_imports(names: Names, config: Config, text: str, helpers: Pro
     that communicate on a group (read there, bot.analyze.elsewhere). The package is the
     folder of the file's path that the import names first, wherever it sits (`pkg/`, `src/pkg/`, `python/pkg/`)."""
     folders = project_path.split("/")[:-1]
+    collectives = frozenset(config.collectives)
     out = []
     for local, target in names.aliases.items():
         head = target.partition(".")[0]
         if head not in folders or "." not in target or is_wrapper(target, config):
             continue
         helpers.locate(head, "/".join(folders[: folders.index(head)]))
-        collectives = frozenset(config.collectives)
         if (_called_with_group(text, f"{local}(", local) and helpers.communicates(target, collectives)) or \
                 (_called_with_group(text, f"{local}.apply(", local) and helpers.applies(target, collectives)):
             out.append(local)

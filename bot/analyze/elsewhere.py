@@ -16,12 +16,12 @@ from collections.abc import Callable
 from typing import NamedTuple, TypeVar
 
 from bot.analyze.group_methods import method_receiver
-from bot.analyze.names import dotted, leaf_name
+from bot.analyze.names import absolute_module, dotted, leaf_name
 from bot.analyze.scan import GROUP_NAME, WRAPPER_NAME
 from bot.analyze.terms import UNREACHABLE, is_none, none_test
 
-Reader = Callable[[str], "str | None"]
-_Node = TypeVar("_Node", ast.FunctionDef, ast.ClassDef)  # a '/'-separated path from the project root -> its text (None: absent)
+Reader = Callable[[str], "str | None"]  # a '/'-separated path from the project root -> its text (None: absent)
+_Node = TypeVar("_Node", ast.FunctionDef, ast.ClassDef)  # what a file is searched for (a helper or a Function)
 
 # names of imported helpers worth a read: they say they measure a size
 _SIZE_NAME = re.compile(r"size", re.I)
@@ -286,15 +286,10 @@ def _reexported(text: str, name: str, package: str) -> str | None:
         if not any(words and words[-1] == name and (len(words) == 1 or words[0] == name) for words in names):
             continue
         source = m.group(1)
-        if not source.startswith("."):
-            return source
         level = len(source) - len(source.lstrip("."))
-        parts = package.split(".")
-        if level - 1 >= len(parts):
-            return None
-        base = ".".join(parts[: len(parts) - (level - 1)])
-        rest = source[level:]
-        return f"{base}.{rest}" if rest else base
+        if level - 1 >= len(package.split(".")):
+            return None  # (above the top package)
+        return absolute_module(source[level:] or None, level, package)
     return None
 
 

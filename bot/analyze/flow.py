@@ -456,8 +456,8 @@ class Walker:
         compare = size_compare(stmt.test)
         if compare is None or not compare.positive:
             return
-        term = self.term(compare.term, s)
-        if not (isinstance(term, SizeOf) and term.none_safe and term.fallback is not None):
+        term = _none_safe(self.term(compare.term, s))
+        if term is None:
             return
         same = self.equal(s, term.group)
         for node in (n for b in stmt.body for n in ast.walk(b)):
@@ -482,8 +482,8 @@ class Walker:
             compare = size_compare(inner)
             if compare is None:
                 continue
-            term = self.term(compare.term, s)
-            if isinstance(term, SizeOf) and term.none_safe and term.fallback is not None:
+            term = _none_safe(self.term(compare.term, s))
+            if term is not None:
                 self.sites.flags[id(inner)] = FlagSite(Check(inner, value, False, "size", compare, term), self.function)
 
     def assign(self, s: State, target: ast.expr, value: ast.expr) -> None:
@@ -1349,6 +1349,12 @@ def _walk_bool(node: ast.expr) -> Iterator[ast.expr]:
         yield from _walk_bool(form)
     elif isinstance(node, (ast.Compare, ast.Call)):
         yield node
+
+
+def _none_safe(term: SizeTerm | None) -> SizeOf | None:
+    """The term when it is a size written as 1 for a None group (`ws(g) if g is not None else 1`): its test alone
+    is the predicate."""
+    return term if isinstance(term, SizeOf) and term.none_safe and term.fallback is not None else None
 
 
 def _constructor(func: ast.expr) -> bool:

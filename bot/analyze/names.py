@@ -36,7 +36,7 @@ class Names:
                         head = a.name.split(".")[0]
                         into[head] = head
             else:
-                base = _absolute(node.module, node.level, package)
+                base = absolute_module(node.module, node.level, package)
                 if base is None:
                     continue
                 for a in node.names:
@@ -91,7 +91,8 @@ def _imports(body: list[ast.stmt], in_handler: bool = False) -> list[tuple[bool,
     return out
 
 
-def _absolute(module: str | None, level: int, package: str | None) -> str | None:
+def absolute_module(module: str | None, level: int, package: str | None) -> str | None:
+    """`from ..mod import x` in ``package``: the module it names, absolute (None above the top package)."""
     if level == 0:
         return module
     if package is None:  # where the file sits is unknown: keep the name, marked relative (never a comm module)

@@ -1639,6 +1639,17 @@ CASES = [
          if g is not None:
              dist.all_reduce(t, group=g)
      """, [("PG103", 6)]),
+    ("which None: buffers shaped by the group's size, but the docs say None is off", """
+     def gather(t, sp_group=None):
+         '''Gather t.
+
+         Args:
+             sp_group: the sequence-parallel group, or None when sequence parallelism is off.
+         '''
+         out = [t.clone() for _ in range(dist.get_world_size(sp_group))]
+         dist.all_gather(out, t, group=sp_group)
+         return out
+     """, [("PG105", 8)]),
     ("which None: a size used only in a test is no such evidence", """
      def f(t, g=None):
          if dist.get_world_size(g) > 1:

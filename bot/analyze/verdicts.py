@@ -179,7 +179,8 @@ def decide(module: ModuleFacts) -> Verdicts:
                 _none_is_world(module, site.key, site.function):
             continue
         guarded_by_callers = _guarded_by_callers(module, site, callers)
-        if guarded_by_callers or _sized_as_world(module, site):
+        # (a buffer sized by the group's size counts on None being the world, unless the docs say it is absent)
+        if guarded_by_callers or (_sized_as_world(module, site) and not module.env.absent_documented(site.key, site.function)):
             continue
         evidence = _evidence(module, site.key, site.function, absent)
         if evidence is None:

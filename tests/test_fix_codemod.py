@@ -567,3 +567,87 @@ def test_copy_never_called_in_its_file_is_kept_delegating() -> None:
     result = fix_source(COPIES, [_copy(COPIES, "_tp_active", [], "group")], CONFIG)
     assert "def _tp_active(group):\n    '''A copy of the predicate.'''\n    return pg_utils.is_parallel(group)\n" in result.source
     assert "maybe imported elsewhere" in result.note(result.applied[0])
+
+
+# ------------------------------------------------------------------ split guards made one test
+
+
+def _fix_found(src: str, unsafe: bool = False) -> tuple[str, list[tuple[str, str]]]:
+    """What `pg-bot fix` does to the analyzer's own findings in ``src``: (new source, refusals as (code, why))."""
+    from bot.analyze import analyze_source
+
+    findings = analyze_source("m.py", src, CONFIG).findings
+    result = fix_source(src, list(findings), CONFIG, unsafe=unsafe)
+    return result.source, [(f.code, why) for f, why in result.refused]
+
+
+ADDED = "from deepspeed.comm import pg_utils\n\n"
+
+MERGED = [
+    ("nested ifs, the outer test truthy, the body moved up a level with its comment",
+     "def f(t, g=None):\n    if g:\n        # sum it\n        if dist.get_world_size(g) > 1:\n"
+     "            dist.all_reduce(t, group=g)\n            t = t / 2\n    return t\n",
+     "def f(t, g=None):\n    if pg_utils.is_parallel(g):\n        # sum it\n        dist.all_reduce(t, group=g)\n"
+     "        t = t / 2\n    return t\n", False),
+    ("nested ifs under an elif",
+     "def f(t, g=None, on=False):\n    if on:\n        pass\n    elif g is not None:\n"
+     "        if dist.get_world_size(group=g) >= 2:\n            dist.all_reduce(t, group=g)\n",
+     "def f(t, g=None, on=False):\n    if on:\n        pass\n    elif pg_utils.is_parallel(g):\n"
+     "        dist.all_reduce(t, group=g)\n", False),
+    ("consecutive early exits in a loop (`< 2` is exact for a non-member)",
+     "def f(ts, gs):\n    for t, g in zip(ts, gs):\n        if g is None:\n            continue\n"
+     "        if dist.get_world_size(g) < 2:\n            continue\n        dist.all_reduce(t, group=g)\n",
+     "def f(ts, gs):\n    for t, g in zip(ts, gs):\n        if not pg_utils.is_parallel(g):\n            continue\n"
+     "        dist.all_reduce(t, group=g)\n", False),
+    ("consecutive early exits, `== 1`: a non-member now returns (unsafe)",
+     "def f(t, g=None):\n    if not g:\n        return t\n    if dist.get_world_size(g) == 1:\n        return t\n"
+     "    dist.all_reduce(t, group=g)\n    return t\n",
+     "def f(t, g=None):\n    if not pg_utils.is_parallel(g):\n        return t\n    dist.all_reduce(t, group=g)\n"
+     "    return t\n", True),
+]
+
+
+@pytest.mark.parametrize(("name", "body", "expected", "unsafe"), MERGED, ids=[m[0] for m in MERGED])
+def test_a_plain_split_guard_becomes_one_test(name: str, body: str, expected: str, unsafe: bool) -> None:
+    src = DIST + body
+    fixed, refused = _fix_found(src, unsafe=unsafe)
+    assert fixed == DIST + ADDED + expected, fixed
+    assert not refused
+    if unsafe:  # not applied by default
+        assert _fix_found(src)[0] == src
+
+
+KEPT = [
+    ("a comment on the inner `if` line would be lost",
+     "def f(t, g=None):\n    if g is not None:\n        if dist.get_world_size(g) > 1:  # tp only\n"
+     "            dist.all_reduce(t, group=g)\n"),
+    ("the outer `if` holds more than the inner one",
+     "def f(t, g=None):\n    if g is not None:\n        t = t * 2\n        if dist.get_world_size(g) > 1:\n"
+     "            dist.all_reduce(t, group=g)\n"),
+    ("the inner `if` has an else",
+     "def f(t, g=None):\n    if g is not None:\n        if dist.get_world_size(g) > 1:\n"
+     "            dist.all_reduce(t, group=g)\n        else:\n            t = t * 1\n"),
+    ("the None test shares its condition with another operand",
+     "def f(t, g=None, on=True):\n    if g is not None and on:\n        if dist.get_world_size(g) > 1:\n"
+     "            dist.all_reduce(t, group=g)\n"),
+    ("the two exits return different things",
+     "def f(t, g=None):\n    if g is None:\n        return None\n    if dist.get_world_size(g) == 1:\n        return t\n"
+     "    dist.all_reduce(t, group=g)\n    return t\n"),
+    ("a statement between the two exits",
+     "def f(t, g=None):\n    if g is None:\n        return t\n    t = t * 2\n    if dist.get_world_size(g) == 1:\n"
+     "        return t\n    dist.all_reduce(t, group=g)\n    return t\n"),
+    ("a comment above the second exit would be lost",
+     "def f(t, g=None):\n    if g is None:\n        return t\n    # one rank: nothing to do\n"
+     "    if dist.get_world_size(g) <= 1:\n        return t\n    dist.all_reduce(t, group=g)\n    return t\n"),
+    ("the inner body on the `if` line",
+     "def f(t, g=None):\n    if g is not None:\n        if dist.get_world_size(g) > 1: dist.all_reduce(t, group=g)\n"),
+]
+
+
+@pytest.mark.parametrize(("name", "body"), KEPT, ids=[k[0] for k in KEPT])
+def test_other_split_guards_are_left_to_merge_by_hand(name: str, body: str) -> None:
+    src = DIST + body
+    fixed, refused = _fix_found(src, unsafe=True)
+    assert fixed == src
+    assert [code for code, _ in refused] in (["PG101"], ["PG102"]), refused
+    assert any(why in refused[0][1] for why in ("merge them by hand", "its body on the `if` line")), refused

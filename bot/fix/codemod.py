@@ -19,6 +19,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from bot.fix.plan import (
     InsertAfter,
+    MergeIf,
     NameContiguous,
     Op,
     Plan,
@@ -73,6 +74,7 @@ class _Apply(cst.CSTTransformer):
         self.chains: dict[Span, list[tuple[int, RewriteChain]]] = defaultdict(list)
         self.stmts: dict[Span, list[tuple[int, WrapStatement | NameContiguous | InsertAfter]]] = defaultdict(list)
         self.defs: dict[tuple[int, str], list[tuple[int, RemoveDef | ReplaceReturn]]] = defaultdict(list)
+        self.merges: dict[tuple[int, int], tuple[int, MergeIf]] = {}  # (line, column) of the `if` -> its plan
         self.pending: dict[int, int] = defaultdict(int)  # plan index -> operations not yet applied
         self.removed: list[cst.FunctionDef] = []  # copies to drop; their block does it, keeping comments above
         self.failed: dict[int, str] = {}
@@ -91,6 +93,8 @@ class _Apply(cst.CSTTransformer):
                     self.chains[op.chain].append((index, op))  # several guards may share one chain
                 elif isinstance(op, RemoveDef | ReplaceReturn):
                     self.defs[(op.line, op.name)].append((index, op))
+                elif isinstance(op, MergeIf):
+                    self.merges[(op.span.line, op.span.col)] = (index, op)
                 elif isinstance(op, InsertAfter) and any(
                     isinstance(o, InsertAfter) and o.code == op.code for _, o in self.stmts[op.span]
                 ):
@@ -346,6 +350,28 @@ class _Apply(cst.CSTTransformer):
         back = cst.parse_statement(f"{op.tensor}.copy_({op.temp})\n")
         return [name, reduce, back]
 
+    # -------------------------------------------------------------- a split guard made one test
+
+    def leave_If(
+        self, original_node: cst.If, updated_node: cst.If
+    ) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement] | cst.RemovalSentinel:
+        span = self._pos(original_node) if self.merges else None
+        entry = self.merges.get((span.line, span.col)) if span is not None else None
+        if entry is None or entry[0] in self.failed:
+            return updated_node
+        index, op = entry
+        if updated_node.orelse is not None or not isinstance(updated_node.body, cst.IndentedBlock):
+            self.failed[index] = "the `if` to merge has an `else`, or its body on the `if` line"
+            return updated_node
+        self._done(index)
+        if not op.nested:
+            return cst.RemovalSentinel.REMOVE  # the same early exit, already taken by the merged test
+        # Block indentation is relative in LibCST: the body moves up one level as it is.
+        first, *rest = updated_node.body.body
+        if isinstance(first, _Statement):  # (always: a block holds statement lines)
+            first = first.with_changes(leading_lines=[*updated_node.leading_lines, *first.leading_lines])
+        return cst.FlattenSentinel([first, *rest])
+
     # -------------------------------------------------------------- predicate copies
 
     def leave_FunctionDef(
@@ -441,6 +467,8 @@ def _lost_comments(before: cst.CSTNode, after: cst.CSTNode) -> list[str]:
 def _lines_of(op: Op) -> tuple[int, int]:
     if isinstance(op, RemoveDef | ReplaceReturn):
         return op.line, op.line
+    if isinstance(op, MergeIf):
+        return op.span.line, op.span.end_line
     span = op.chain if isinstance(op, RewriteChain) else op.span
     return span.line, span.end_line
 

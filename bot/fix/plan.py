@@ -117,7 +117,17 @@ class ReplaceReturn:
     text: str
 
 
-Op = ReplaceExpr | RewriteChain | ReplaceCall | WrapStatement | NameContiguous | InsertAfter | RemoveDef | ReplaceReturn
+@dataclass(frozen=True)
+class MergeIf:
+    """The `if` statement at ``span`` is folded into the test before it, which now says what both said: an inner
+    `if` (``nested``) gives way to its body; a repeated early exit goes."""
+
+    span: Span
+    nested: bool
+
+
+Op = (ReplaceExpr | RewriteChain | ReplaceCall | WrapStatement | NameContiguous | InsertAfter | RemoveDef | ReplaceReturn
+      | MergeIf)
 
 
 @dataclass
@@ -302,6 +312,9 @@ def _full_guard(finding: Finding, ctx: Context) -> Plan:
                 call = ctx.call(group, negative=True)
             raise Refused(f"the None test is in the size's definition, not at line {split.size_check.line}: replace "
                           f"the test by hand with {code(call)} (check that the size is not used to mean more)")
+        merged = _merge_split(finding, ctx, split, group)
+        if merged is not None:
+            return merged
         raise Refused(
             f"the guard is split over several statements (lines {split.none_check.line} and "
             f"{split.size_check.line}): merge them by hand into one {code(call)} test")
@@ -336,6 +349,63 @@ def _full_guard(finding: Finding, ctx: Context) -> Plan:
     if kept:
         note += f"; the other {kept} operand(s) of the chain stay, in order"
     return Plan(finding, ops, safe, note, comparison)
+
+
+def _merge_split(finding: Finding, ctx: Context, split: SplitGuardPayload, group: str) -> Plan | None:
+    """The two plain shapes of a split guard, as one test: nested ifs (`if g is not None:` holding nothing but
+    `if ws(g) > 1:`) and consecutive early exits with the same body (`if g is None: return t` then `if ws(g) == 1:
+    return t`). Each test must be its `if`'s whole condition, with no `else`, and no comment may sit where the
+    second `if` goes. None for any other shape (merged by hand)."""
+    none_test, size_test = ctx.expr_at(split.none_test), ctx.expr_at(split.size_test)
+    if not (_only(ctx, none_test, split.none_check) and _only(ctx, size_test, split.size_check)):
+        return None  # (`if g is not None and x:`: the other operand would have to stay)
+    outer, inner = ctx.parent(none_test), ctx.parent(size_test)
+    if not (isinstance(outer, ast.If) and isinstance(inner, ast.If)) or outer.orelse or inner.orelse \
+            or outer.test is not none_test or inner.test is not size_test:
+        return None
+    nested = not split.none_negated and not split.size_negated and len(outer.body) == 1 and outer.body[0] is inner
+    exits = split.none_negated and split.size_negated and _next_statement(ctx, outer) is inner and \
+        isinstance(outer.body[-1], ast.Return | ast.Raise | ast.Continue | ast.Break) and \
+        ast.dump(ast.Module(body=outer.body, type_ignores=[])) == ast.dump(ast.Module(body=inner.body, type_ignores=[]))
+    if not (nested or exits):
+        return None
+    # What goes: the inner `if`'s header (a comment above it moves to its body's first statement), or the second
+    # exit with the lines before it. A comment there would be lost.
+    gone = ctx.lines[inner.lineno - 1 : inner.test.end_lineno or inner.lineno] if nested else \
+        ctx.lines[outer.end_lineno or outer.lineno : inner.end_lineno or inner.lineno]
+    if any("#" in line for line in gone):
+        return None
+    new = ctx.call(group, negative=exits)
+    where = ctx.span_of(inner)
+    if where is None:
+        return None
+    ops: list[Op] = [ReplaceExpr(split.none_test, new), MergeIf(where, nested)]
+    old = ast.BoolOp(op=ast.Or() if exits else ast.And(), values=[outer.test, inner.test])
+    try:
+        comparison = _prove_chain(ctx, old, 0, 1, new, group, {})
+    except Unproven as exc:
+        return _unproven(finding, ops, str(exc))
+    safe, note = _judge(comparison, "this hand-written guard disagrees with the predicate")
+    shape = "the inner `if` gives way to its body" if nested else "the second early exit goes"
+    return Plan(finding, ops, safe, f"{note}; the two tests become one ({shape})", comparison)
+
+
+def _only(ctx: Context, test: ast.expr, check: Span) -> bool:
+    """Is the condition ``test`` the check at ``check`` and nothing else (`g is None`, `not g`)?"""
+    inner = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test
+    return ctx.span_of(test) == check or ctx.span_of(inner) == check
+
+
+def _next_statement(ctx: Context, stmt: ast.stmt) -> ast.stmt | None:
+    """The statement right after ``stmt`` in its own block."""
+    parent = ctx.parent(stmt)
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(parent, name, None) if parent is not None else None
+        if isinstance(block, list):
+            for i, item in enumerate(block):
+                if item is stmt:
+                    return block[i + 1] if i + 1 < len(block) else None
+    return None
 
 
 def _prove_chain(ctx: Context, chain: ast.BoolOp, first: int, last: int, new: str, group: str,

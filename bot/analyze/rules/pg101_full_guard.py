@@ -30,8 +30,10 @@ RULE = Rule(
     fix_safety=(
         "Safe (applied by `pg-bot fix`) when the rewrite is proven equivalent in all four group states (None, "
         "non-member, single rank, multi-rank) by interpreting the allow-listed AST; `!= 1` differs for a "
-        "non-member and needs `--unsafe-fixes`. A guard split over several statements is reported with no "
-        "automatic fix: merge it by hand into one `is_parallel` test."
+        "non-member and needs `--unsafe-fixes`. A guard split over nested ifs (`if g is not None:` holding only "
+        "`if ws(g) > 1:`, neither with an `else`) becomes one `if pg_utils.is_parallel(g):` on the same terms, its "
+        "body moved up a level; other split guards (an early exit then a test, a flag, an `elif`) are reported "
+        "with no automatic fix: merge them by hand into one `is_parallel` test."
     ),
     invalid=(
         Invalid(
@@ -104,6 +106,11 @@ RULE = Rule(
             "        if dist.get_world_size(group) > 1:\n"
             "            dist.all_reduce(t, group=group)\n",
             flagged="group is not None",
+            fixed="import torch.distributed as dist\n"
+            "from deepspeed.comm import pg_utils\n\n"
+            "def f(t, group=None):\n"
+            "    if pg_utils.is_parallel(group):\n"
+            "        dist.all_reduce(t, group=group)\n",
         ),
         Invalid(  # a flag variable carries the guard to the collective
             "import torch.distributed as dist\n"
@@ -161,6 +168,13 @@ RULE = Rule(
             "        if dist.get_world_size(g) > 1:\n"
             "            _reduce(t, g)\n",
             flagged="g is not None",
+            fixed="import torch.distributed as dist\n"
+            "from deepspeed.comm import pg_utils\n\n"
+            "def _reduce(t, group):\n"
+            "    dist.all_reduce(t, group=group)\n"
+            "def f(t, g=None):\n"
+            "    if pg_utils.is_parallel(g):\n"
+            "        _reduce(t, g)\n",
         ),
         Invalid(  # an autograd Function's forward leaves a None-safe size and its group on ctx for backward
             "import torch\n"

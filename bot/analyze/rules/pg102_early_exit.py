@@ -22,7 +22,9 @@ RULE = Rule(
     fix="`not pg_utils.is_parallel(g)`.",
     fix_safety=(
         "Safe when proven equivalent in all four group states; `== 1` differs for a non-member and needs "
-        "`--unsafe-fixes`. Consecutive early exits are reported with no automatic fix."
+        "`--unsafe-fixes`. Consecutive early exits (`if g is None: return t` then `if ws(g) == 1: return t`, the same "
+        "body, nothing between them) become one `if not pg_utils.is_parallel(g):` on the same terms; other split "
+        "guards are reported with no automatic fix."
     ),
     invalid=(
         Invalid(
@@ -80,6 +82,14 @@ RULE = Rule(
             "    dist.all_reduce(t, group=group)\n"
             "    return t\n",
             flagged="group is None",
+            fixed="import torch.distributed as dist\n"
+            "from deepspeed.comm import pg_utils\n\n"
+            "def reduce(t, group=None):\n"
+            "    if not pg_utils.is_parallel(group):\n"
+            "        return t\n"
+            "    dist.all_reduce(t, group=group)\n"
+            "    return t\n",
+            unsafe=True,
         ),
         Invalid(  # a size cached in the constructor with a None fallback (annotated, in if/else)
             "from typing import Optional\n"

@@ -1639,6 +1639,47 @@ CASES = [
          if g is not None:
              dist.all_reduce(t, group=g)
      """, [("PG103", 6)]),
+    ("which None: an attribute the class always sets with a world fallback", """
+     class M:
+         def __init__(self, pg=None):
+             self.pg = pg or dist.group.WORLD
+         def f(self, t):
+             if self.pg is not None:
+                 dist.all_reduce(t, group=self.pg)
+     class N:
+         def __init__(self, pg=None):
+             self.pg = dist.group.WORLD if pg is None else pg
+         def f(self, t):
+             if self.pg is not None:
+                 dist.all_reduce(t, group=self.pg)
+     """, []),
+    ("which None: a conditional world that does not stand for None keeps the None test", """
+     class M:
+         def __init__(self, tp=None, use_tp=True):
+             self.pg = tp if use_tp else dist.group.WORLD
+         def f(self, t):
+             if self.pg is not None:
+                 dist.all_reduce(t, group=self.pg)
+     """, [("PG103", 5)]),
+    ("size: a bound of the code's own that also rules out one rank is no None-only guard", """
+     def f(t, g=None, min_ranks=4):
+         if g is not None and dist.get_world_size(g) > 2:
+             dist.all_reduce(t, group=g)
+         if g is not None and dist.get_world_size(g) >= min_ranks:
+             dist.all_reduce(t, group=g)
+         if g is None or dist.get_world_size(g) < 4:
+             return t
+         dist.all_reduce(t, group=g)
+     """, []),
+    ("size: a bound one rank passes leaves the None test alone", """
+     def f(t, g=None):
+         if g is not None and dist.get_world_size(g) > 0:
+             dist.all_reduce(t, group=g)
+     """, [("PG103", 2)]),
+    ("copy: `return bool(...)` of the predicate's chain", """
+     def has_dp(g):
+         return bool(g is not None and dist.get_world_size(g) > 1)
+     """, [("PG107", 1)]),
     ("which None: buffers shaped by the group's size, but the docs say None is off", """
      def gather(t, sp_group=None):
          '''Gather t.

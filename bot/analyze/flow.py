@@ -38,6 +38,7 @@ from bot.analyze.terms import (
     join_null,
     none_test,
     size_compare,
+    size_floor,
 )
 
 _RANK_LISTS = frozenset({"get_process_group_ranks", "get_global_rank"})  # a group's members as global ranks
@@ -870,6 +871,13 @@ class Walker:
                 s = s.copy()
                 s.separate = s.separate | {Check(node, whole, negated, "separate", compare, term)}
                 return s
+            return s
+        floor = size_floor(node)
+        if floor is not None and floor[1] == value and isinstance(self.term(floor[0], s), SizeOf):
+            # `ws(g) > 2`, `ws(g) >= min_ranks`: the size is tested, with a bound of the code's own choosing that
+            # also rules out one rank; not the predicate's test, and no None-only guard either
+            s = s.copy()
+            s.separate = s.separate | {Check(node, whole, negated, "separate")}
             return s
         if isinstance(node, ast.Call):
             if self.size_methods and dotted(node.func) == "callable" and len(node.args) == 1 \

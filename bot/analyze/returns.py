@@ -75,6 +75,9 @@ def _returned(block: list[ast.stmt]) -> _Outcome | None:
     if len(block) != 1 or not isinstance(block[0], ast.Return) or block[0].value is None:
         return None
     value = block[0].value
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "bool" and \
+            len(value.args) == 1 and not value.keywords and not isinstance(value.args[0], ast.Starred):
+        value = value.args[0]  # `return bool(test)` returns the test's truth, as the test itself does here
     if isinstance(value, ast.Constant) and isinstance(value.value, bool):
         return value.value
     return value

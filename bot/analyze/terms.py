@@ -113,6 +113,26 @@ def size_compare(node: ast.expr) -> SizeCompare | None:
     return None
 
 
+def size_floor(node: ast.expr) -> tuple[ast.expr, bool] | None:
+    """`term > 2`, `term >= min_ranks`, `term < k`: a term held against a bound other than the single-rank one,
+    where one outcome rules out one rank and a non-member (-1). Returns the term and that outcome (True for
+    `>`/`>=`, False for `<`/`<=`); None for a constant bound that does not (`> 0`), and for `==` / `!=`."""
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1) or size_compare(node) is not None:
+        return None
+    left, right, op = node.left, node.comparators[0], type(node.ops[0])
+    if op not in (ast.Gt, ast.GtE, ast.Lt, ast.LtE):
+        return None
+    if int_value(left) is not None:  # `2 < get_world_size(g)`
+        left, right, op = right, left, _FLIP[op]
+    if int_value(left) is not None or isinstance(left, ast.Constant):
+        return None
+    large = op in (ast.Gt, ast.GtE)
+    bound = int_value(right)
+    if bound is not None and any(_OPS[op](size, bound) == large for size in (-1, 1)):
+        return None  # `> 0`, `>= 1`: one rank passes too
+    return left, large
+
+
 def evaluate_size_test(op: str, bound: int, size: int) -> bool:
     fn = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le, "==": operator.eq,
           "!=": operator.ne}[op]

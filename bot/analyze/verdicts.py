@@ -495,12 +495,39 @@ def _world_fallbacks(module: ModuleFacts) -> set[str]:
     for call in module.sites.calls.values():
         out.update(_owner(module, name, call.callee) for name in _left_none(module, call)
                    if (id(call.callee.node), name) in reached)
+    # `self.pg = pg or dist.group.WORLD` (or `pg if pg is not None else WORLD`) wherever the class sets it: a None
+    # given is the world, and a None test of the attribute decides nothing
+    for klass in module.env.classes.values():
+        level = {t.id for item in klass.node.body if isinstance(item, ast.Assign | ast.AnnAssign)
+                 for t in (item.targets if isinstance(item, ast.Assign) else [item.target]) if isinstance(t, ast.Name)}
+        for key, values in module.env.assigned_values(klass).items():
+            if key.partition(".")[2] not in level and all(_world_fallback(module, v) for _, v in values):
+                out.add(f"{klass.qualname}:{key}")
     # `grp: ProcessGroup | None = dist.group.WORLD`: the world by default, so a None passed is the world too
     for function in module.env.functions:
         if function.node.args.defaults or function.node.args.kw_defaults:
             out.update(_owner(module, name, function) for name, default in param_defaults(function.node)
                        if isinstance(default, (ast.Attribute, ast.Call)) and module.ctx.is_world(default))
     return out
+
+
+def _world_fallback(module: ModuleFacts, value: ast.expr) -> bool:
+    """`x or dist.group.WORLD`, `x if x is not None else WORLD` (either way round): a value that is the world when
+    what it was given is None."""
+    is_world = module.ctx.is_world
+    if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or):
+        return is_world(value.values[-1])
+    if isinstance(value, ast.IfExp):
+        # the world on the branch the given value's None test sends None to (not `tp if use_tp else WORLD`)
+        test = value.test
+        tested = none_test(test)
+        target = tested.target if tested is not None else test
+        present = tested is None or not tested.is_none
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):  # `not pg`
+            target, present = test.operand, False
+        kept, world = (value.body, value.orelse) if present else (value.orelse, value.body)
+        return is_world(world) and ast.dump(kept) == ast.dump(target)
+    return is_world(value)
 
 
 def _set_to_none(function: FunctionInfo | None, key: str) -> bool:

@@ -35,6 +35,18 @@ RULE = Rule(
             "    return x\n",
             unsafe=True,
         ),
+        Invalid(  # the tensor passed by keyword, after another
+            "import torch.distributed as dist\n"
+            "def f(x, group):\n"
+            "    dist.broadcast(src=0, tensor=x.contiguous(), group=group)\n",
+            flagged="dist.broadcast(src=0, tensor=x.contiguous(), group=group)",
+            fixed="import torch.distributed as dist\n"
+            "def f(x, group):\n"
+            "    x_c = x.contiguous()\n"
+            "    dist.broadcast(src=0, tensor=x_c, group=group)\n"
+            "    x.copy_(x_c)\n",
+            unsafe=True,
+        ),
     ),
     valid=(
         "import deepspeed.comm as dist\n"
@@ -59,9 +71,9 @@ def check(r: Reporter) -> None:
     for site in r.verdicts.module.sites.collectives.values():
         # only torch.distributed's own collectives write into their argument; the functional ones
         # (`_functional_collectives`, `nn.functional`) return their result, and a wrapper's body is elsewhere
-        if site.collective.name not in inplace or site.partial or not site.call.args or site.collective.family != "c10d":
+        if site.collective.name not in inplace or site.partial or site.collective.family != "c10d":
             continue
-        first = site.call.args[0]
+        first = written(site.call)
         if not (isinstance(first, ast.Call) and isinstance(first.func, ast.Attribute) and first.func.attr == "contiguous"
                 and not first.args and not first.keywords):
             continue
@@ -74,3 +86,11 @@ def check(r: Reporter) -> None:
             payload=ContiguousPayload(tensor=tensor, statement=r.span(site.statement),
                                       collective=site.collective.name, result_used=site.result_used),
         )
+
+
+def written(call: ast.Call) -> ast.expr | None:
+    """The argument an in-place collective writes into: the first positional one, or `tensor=` (the name of that
+    parameter in every one of torch's and deepspeed.comm's in-place collectives)."""
+    if call.args and not isinstance(call.args[0], ast.Starred):
+        return call.args[0]
+    return next((k.value for k in call.keywords if k.arg == "tensor"), None)

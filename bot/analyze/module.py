@@ -17,7 +17,7 @@ from bot.analyze.context import Context
 from bot.analyze.env import FunctionInfo, ModuleEnv
 from bot.analyze.flow import AttributeFlag, Sites, State, Summary, Walker, across_methods, left_on_ctx
 from bot.analyze.names import dotted
-from bot.analyze.scan import GROUP_NAME, word_before
+from bot.analyze.scan import GROUP_NAME, SIZE_FLAG, word_before
 from bot.analyze.slicing import HELPER_LEVELS, callable_name
 from bot.analyze.source import ParsedSource, statements
 from bot.analyze.terms import UNREACHABLE, Const, SizeOf, SizeTerm
@@ -293,8 +293,6 @@ _SELF_ASSIGN = re.compile(r"^\s*self\.\w+\s*(?::[^=]*)?=(?!=)")
 
 
 _GROUP_FLAG = re.compile(r"^\s*self\.\w+\s*(?::[^=]*)?=(?!=).*(?:\bis(?:\s+not)?\s+None\b|\bbool\()")
-# `self.split = self.n > 1`: a flag over a size the class keeps
-_SIZE_FLAG = re.compile(r"^\s*self\.\w+\s*(?::[^=]*)?=(?!=)[^=]*\bself\.\w+\s*(?:>=?|<=?|[!=]=)\s*[12]\b")
 
 
 def _sets_instance_flag(function: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str], groups: set[str],
@@ -304,7 +302,7 @@ def _sets_instance_flag(function: ast.FunctionDef | ast.AsyncFunctionDef, lines:
     hot methods' text ``read`` names?"""
     end = function.end_lineno or function.lineno
     for line in lines[function.lineno - 1 : end]:
-        if _SIZE_FLAG.match(line) is not None:
+        if SIZE_FLAG.match(line) is not None:  # `self.split = self.n > 1`
             return True
         match = _GROUP_FLAG.match(line)
         if match is None:

@@ -127,6 +127,10 @@ _SIZE_CALL = re.compile(r"_size[ \t]*\(")
 # mesh, which stands for its group (`sp_mesh.size()`, `group=sp_mesh`; `get_world_size(mesh)` is `mesh.size()`)
 PROCESS_GROUP_NAME = re.compile(r"group|(^|_)pg$|(^|_)pg_|(^|_)grp(_|$)", re.I)
 GROUP_NAME = re.compile(f"{PROCESS_GROUP_NAME.pattern}|mesh", re.I)
+# A line that stores on self a test of a size the class keeps (`self.split = self.n > 1`): a flag reported as a guard
+# wherever it is read. Group 1: the size attribute. (Multiline: `finditer` over a method, or `match` on one line.)
+SIZE_FLAG = re.compile(r"^[ \t]*self\.\w+[ \t]*(?::[^=\n]*)?=(?!=)[^\n]*?\bself\.(\w+)[ \t]*(?:>=?|<=?|[!=]=)[ \t]*[12]\b",
+                       re.M)
 # a project's function named for a collective: `all_gather_raw`, `_fsdp_gather_tensors`, `reduce_scatter_coalesced`;
 # not one named for the tensor ops `scatter_add` / `scatter_reduce` (`deterministic_scatter_add`)
 WRAPPER_NAME = re.compile(r"(?:^|_)(?:all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|broadcast|gather"

@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-from bot.analyze.scan import GROUP_NAME, global_statements
+from bot.analyze.scan import GROUP_NAME, SIZE_FLAG, global_statements
 
 _TRIPLE = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'')
 _TOP = re.compile(r"^[^ \t\n#)\]}]", re.M)  # a line at the margin that can start a statement
@@ -102,11 +102,9 @@ def _holds_facts(body: list[str], size_attrs: set[str]) -> bool:
     # a flag on self over a size the class keeps (`self.split = self.n > 1`), reported as a guard wherever it is
     # (a None test stored as a flag, `self.on = pg is not None`, is kept only where `__init__` is: keeping every
     # such method of a large file cost a tenth of a check's time)
-    return bool(size_attrs) and any(m.group(1) in size_attrs for m in _SIZE_FLAG.finditer(text))
+    return bool(size_attrs) and any(m.group(1) in size_attrs for m in SIZE_FLAG.finditer(text))
 
 
-_SIZE_FLAG = re.compile(r"^[ \t]*self\.\w+[ \t]*(?::[^=\n]*)?=(?!=)[^\n]*?\bself\.(\w+)[ \t]*(?:>=?|<=?|[!=]=)[ \t]*[12]\b",
-                        re.M)
 
 
 def _binds_instance(text: str) -> bool:

@@ -1639,6 +1639,35 @@ CASES = [
          if g is not None:
              dist.all_reduce(t, group=g)
      """, [("PG103", 6)]),
+    ("which None: documented as all devices", """
+     class Plan:
+         def __init__(self, group=None):
+             '''group: the process group; if None, use all available devices.'''
+             self.group = group
+             self.size = dist.get_world_size(group)
+         def sync(self, ts):
+             if self.size > 1:
+                 for t in ts:
+                     dist.broadcast(t, src=0, group=self.group)
+     """, []),
+    ("size: a list of the group's members, one entry when the group is None", """
+     def gather(score, seq_grp=None):
+         members = dist.get_process_group_ranks(seq_grp) if seq_grp else [0]
+         if len(members) == 1:
+             return [score]
+         out = [score.clone() for _ in members]
+         dist.all_gather(out, score, group=seq_grp)
+         return out
+     def reduce(x, g=None):
+         if len(dist.get_process_group_ranks(g) if g is not None else [0]) > 1:
+             dist.all_reduce(x, group=g)
+     def rebound(x, g=None, extra=()):
+         members = dist.get_process_group_ranks(g) if g else [0]
+         members = list(extra)
+         if len(members) == 1:
+             return x
+         dist.all_reduce(x, group=g)
+     """, [("PG102", 2), ("PG101", 9)]),
     ("which None: an attribute the class always sets with a world fallback", """
      class M:
          def __init__(self, pg=None):

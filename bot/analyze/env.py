@@ -23,7 +23,8 @@ FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 _COMMENT = re.compile(r"#(.*)$")
 # None documented as the world / default group ("If None, the default process group will be used").
 _WORLD_DOC = re.compile(
-    r"\bNone\b[^.\n]{0,80}\b(default|global|world|whole|all ranks|all processes)\b"
+    r"\bNone\b[^.\n]{0,80}\b(default|global|world|whole|entire|all (?:the |available )?(?:ranks|processes|devices|gpus|workers)"
+    r"|every (?:rank|process|device|gpu|worker))\b"
     r"|\b(default|global|world)\b[^.\n]{0,40}\b(group|process group)\b[^.\n]{0,40}\bNone\b",
     re.I,
 )

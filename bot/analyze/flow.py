@@ -531,6 +531,9 @@ class Walker:
         # Read the value in the state before the target is killed: `g = g or WORLD` reads the old g.
         null, copied, world = self.value_null(value, s)
         term = self.term(value, s)
+        members = self._members(value, s) if type(value) in (ast.IfExp, ast.Call) else None
+        if not isinstance(members, SizeOf):
+            members = None
         flag = value if self.guard_like(value) else None
         if flag is not None and (isinstance(target, ast.Name) or (text.startswith("self.") and text.count(".") == 1)):
             self._safe_flag(value, s)
@@ -542,6 +545,8 @@ class Walker:
             s.sizes[text] = term._replace(via=text)
         elif term is not None:
             s.sizes[text] = term
+        if members is not None:  # `members = get_process_group_ranks(g) if g else [0]`: its len is g's size
+            s.sizes[f"{text}.__len__"] = members._replace(via=f"len({text})")
         if self.attribute_sizes is not None and text.startswith("self."):
             self.attribute_sizes.append((text, across_methods(term, s) if isinstance(term, SizeOf) else term))
         if flag is not None:
@@ -706,11 +711,9 @@ class Walker:
             name = dotted(node.func) or ""
             if name == "len":
                 inner = node.args[0] if len(node.args) == 1 else None
-                if isinstance(inner, ast.Call) and self.ctx.comm_function(inner) == "get_process_group_ranks" \
-                        and inner.args:
-                    key = self.canon(inner.args[0], s)  # `len(get_process_group_ranks(g))` is g's size
-                    if key is not None:
-                        return SizeOf(key, None)
+                counted = self._members(inner, s) if inner is not None else None
+                if counted is not None:
+                    return counted
                 # `len(partition_sizes)`, `len(ranks)`: a count of ranks supplied beside the group; `len(tensors)`
                 # counts something else, and tests nothing of any group
                 return Separate("len", "len(...)") if _counts_ranks(inner) else None
@@ -1085,6 +1088,26 @@ class Walker:
                     self._expr(child.value, s, stmt)
                 elif isinstance(child, ast.comprehension):
                     self._expr(child.iter, s, stmt)
+
+    def _members(self, node: ast.expr, s: State) -> SizeTerm | None:
+        """What `len(node)` measures when node lists a group's members: `get_process_group_ranks(g)` is g's size;
+        `ranks(g) if g else [0]` (held in a local too: `members = ...`, then `len(members)`) is a size that is 1
+        when g is None."""
+        if isinstance(node, ast.Call) and node.args and self.ctx.comm_function(node) == "get_process_group_ranks":
+            key = self.canon(node.args[0], s)
+            return SizeOf(key, None) if key is not None else None
+        if isinstance(node, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in node.elts):
+            return Const(len(node.elts))
+        if isinstance(node, ast.IfExp):
+            a, b = self.assume(s, node.test, True, node.test, False), self.assume(s, node.test, False, node.test, True)
+            body, orelse = self._members(node.body, a), self._members(node.orelse, b)
+            if body is None or orelse is None:
+                return None
+            return join_term(body, a, orelse, b, self)
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            key = self.canon(node, s) or dotted(node)
+            return s.sizes.get(f"{key}.__len__") if key is not None else None
+        return None
 
     def _collectives_named(self, value: ast.expr) -> tuple[ast.expr, ...]:
         """The collectives a value names, uncalled: `dist.all_reduce`, `a if sp else b` (those of its branches that

@@ -79,7 +79,9 @@ def report_split(r: Reporter, rule: Rule, split: Split) -> None:
 
 
 def _local_definition(function: FunctionInfo | None, name: str | None, before: int) -> ast.Assign | ast.AnnAssign | None:
-    """The last assignment of the local ``name`` in the function before line ``before``."""
+    """The last assignment of the local ``name`` (or of `x` for `len(x)`) in the function before line ``before``."""
+    if name is not None and name.startswith("len(") and name.endswith(")"):
+        name = name[4:-1]  # a list of a group's members, measured by its length
     if function is None or name is None or "." in name:
         return None
     found: ast.Assign | ast.AnnAssign | None = None

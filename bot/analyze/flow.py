@@ -19,7 +19,7 @@ import bisect
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import NamedTuple, TypeGuard
+from typing import NamedTuple
 
 from bot.analyze.context import Collective
 from bot.analyze.env import FunctionInfo, ModuleEnv
@@ -35,6 +35,7 @@ from bot.analyze.terms import (
     SizeOf,
     SizeTerm,
     bool_form,
+    is_bool_call,
     join_null,
     none_test,
     size_compare,
@@ -473,11 +474,11 @@ class Walker:
     def _safe_flag(self, value: ast.expr, s: State) -> None:
         """Record a flag's value when it is one test of a None-safe size (`bool(n > 1)`, `not n == 1`, or an
         operand of an `and` chain: `n > 1 and not fused`), read in the state before the flag is set (a FlagSite)."""
-        while _is_bool_call(value):
+        while is_bool_call(value):
             value = value.args[0]
         operands = value.values if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And) else [value]
         for operand in operands:
-            while _is_bool_call(operand):
+            while is_bool_call(operand):
                 operand = operand.args[0]
             inner = operand.operand if isinstance(operand, ast.UnaryOp) and isinstance(operand.op, ast.Not) else operand
             compare = size_compare(inner)
@@ -835,7 +836,7 @@ class Walker:
                 out = join(out, self.assume(cur, v, not conj, whole, negated), self)
                 cur = self.assume(cur, v, conj, whole, negated)
             return out
-        if _is_bool_call(test):
+        if is_bool_call(test):
             return self.assume(s, test.args[0], value, whole, negated)
         if isinstance(test, ast.IfExp) and (form := self._bool_form(test)) is not None:
             return self.assume(s, form, value, whole, negated)
@@ -1010,7 +1011,7 @@ class Walker:
                 return True
         # `bool(g)` of a group (or of what may be None): its truthiness, kept as a None test (`g` alone would be
         # an alias of the group)
-        inner = value.args[0] if _is_bool_call(value) else None
+        inner = value.args[0] if is_bool_call(value) else None
         return isinstance(inner, (ast.Name, ast.Attribute)) and (text := dotted(inner)) is not None \
             and (self.is_group(text) or self.env.origin(text, self.function) != Null.UNKNOWN)
 
@@ -1374,7 +1375,7 @@ def _walk_bool(node: ast.expr) -> Iterator[ast.expr]:
             yield from _walk_bool(v)
     elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         yield from _walk_bool(node.operand)
-    elif _is_bool_call(node):
+    elif is_bool_call(node):
         yield from _walk_bool(node.args[0])
     elif isinstance(node, ast.IfExp) and (form := bool_form(node)) is not None:
         yield from _walk_bool(form)
@@ -1392,12 +1393,6 @@ def _constructor(func: ast.expr) -> bool:
     """`Name(...)` or `mod.Name(...)` with a capitalised last name: a class being built."""
     leaf = (func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else "").lstrip("_")
     return leaf[:1].isupper() and not leaf.isupper()
-
-
-def _is_bool_call(node: ast.expr) -> TypeGuard[ast.Call]:
-    """`bool(x)`: a test's value as a flag (`self.sharded = bool(n > 1)`)."""
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "bool" \
-        and len(node.args) == 1 and not node.keywords
 
 
 def _truthiness(check: Check) -> bool:  # `if g:` rather than `g is None`

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import ast
 
+from bot.analyze.terms import is_bool_call
+
 _FLIP: dict[type[ast.cmpop], type[ast.cmpop]] = {
     ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq,
     ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE, ast.LtE: ast.Gt, ast.In: ast.NotIn, ast.NotIn: ast.In,
@@ -75,8 +77,7 @@ def _returned(block: list[ast.stmt]) -> _Outcome | None:
     if len(block) != 1 or not isinstance(block[0], ast.Return) or block[0].value is None:
         return None
     value = block[0].value
-    while isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "bool" and \
-            len(value.args) == 1 and not value.keywords and not isinstance(value.args[0], ast.Starred):
+    while is_bool_call(value) and not isinstance(value.args[0], ast.Starred):
         value = value.args[0]  # `return bool(test)` returns the test's truth, as the test itself does here
     if isinstance(value, ast.Constant) and isinstance(value.value, bool):
         return value.value

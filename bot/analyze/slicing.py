@@ -105,8 +105,6 @@ def _holds_facts(body: list[str], size_attrs: set[str]) -> bool:
     return bool(size_attrs) and any(m.group(1) in size_attrs for m in SIZE_FLAG.finditer(text))
 
 
-
-
 def _binds_instance(text: str) -> bool:
     """`global LAYOUT` then `LAYOUT = Layout(...)`: the function binds a module-level instance of a class (named
     as classes are), which bot.analyze.env reads as that instance."""

@@ -9,7 +9,7 @@ import ast
 import operator
 from collections.abc import Callable
 from enum import IntEnum
-from typing import NamedTuple
+from typing import NamedTuple, TypeGuard
 
 # The sizes a comparison is evaluated at: non-member (-1), single rank (1), multi-rank (2 and 8).
 SIZES = (-1, 1, 2, 8)
@@ -111,6 +111,12 @@ def size_compare(node: ast.expr) -> SizeCompare | None:
     if table[1:] == _POSITIVE[1:] or table[1:] == _NEGATIVE[1:]:  # `!= 1`, `== 1`: wrong for size -1
         return SizeCompare(left, _SYMBOL[op], bound, positive=not table[1], nonmember_bug=True)
     return None
+
+
+def is_bool_call(node: ast.expr) -> TypeGuard[ast.Call]:
+    """`bool(x)`: a test's value as a flag (`self.sharded = bool(n > 1)`), or as what a function returns."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "bool" \
+        and len(node.args) == 1 and not node.keywords
 
 
 def size_floor(node: ast.expr) -> tuple[ast.expr, bool] | None:

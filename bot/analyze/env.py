@@ -17,7 +17,7 @@ from bot.analyze.names import dotted, leaf_name
 from bot.analyze.returns import returned_test
 from bot.analyze.scan import GROUP_NAME, global_statements
 from bot.analyze.source import child_blocks
-from bot.analyze.terms import Null, Separate, is_none, none_test, size_compare
+from bot.analyze.terms import Null, Separate, is_none, none_test, presence, size_compare
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 _COMMENT = re.compile(r"#(.*)$")
@@ -655,16 +655,9 @@ def _may_be_none(value: ast.expr | None, optional_names: set[str]) -> bool:
 
 
 def _present_when(test: ast.expr) -> tuple[str, bool] | None:
-    """(name, True) when ``test`` holds only if the name is not None (`g is not None`, `g`), (name, False) when
-    it fails only then (`g is None`, `not g`)."""
-    if isinstance(test, ast.Name):
-        return test.id, True
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Name):
-        return test.operand.id, False
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name) \
-            and is_none(test.comparators[0]) and isinstance(test.ops[0], ast.Is | ast.IsNot | ast.Eq | ast.NotEq):
-        return test.left.id, isinstance(test.ops[0], ast.IsNot | ast.NotEq)
-    return None
+    """bot.analyze.terms.presence, of a plain name."""
+    target, present = presence(test)
+    return (target.id, present) if isinstance(target, ast.Name) else None
 
 
 def _targets(node: ast.Assign | ast.AnnAssign) -> list[ast.expr]:

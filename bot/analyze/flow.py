@@ -40,6 +40,7 @@ from bot.analyze.terms import (
     none_test,
     size_compare,
     size_floor,
+    without_not,
 )
 
 _RANK_LISTS = frozenset({"get_process_group_ranks", "get_global_rank"})  # a group's members as global ranks
@@ -480,7 +481,7 @@ class Walker:
         for operand in operands:
             while is_bool_call(operand):
                 operand = operand.args[0]
-            inner = operand.operand if isinstance(operand, ast.UnaryOp) and isinstance(operand.op, ast.Not) else operand
+            inner = without_not(operand)
             compare = size_compare(inner)
             if compare is None:
                 continue
@@ -1239,7 +1240,7 @@ class Walker:
             if isinstance(term, SizeOf):
                 return Atom(index, node, term.group, "size", compare=compare, term=term)
             return None
-        inner = node.operand if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) else node
+        inner = without_not(node)
         if isinstance(inner, (ast.Name, ast.Attribute)):
             key = self.canon(inner, s)
             if key is not None and self.is_group(key):

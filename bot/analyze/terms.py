@@ -165,6 +165,16 @@ def none_test(node: ast.expr) -> NoneTest | None:
     return None
 
 
+def presence(test: ast.expr) -> tuple[ast.expr, bool]:
+    """What a test says of a value being there: (x, True) when it holds only if x is not None (`x is not None`,
+    `x`), (x, False) when it fails only then (`x is None`, `not x`)."""
+    tested = none_test(test)
+    if tested is not None:
+        return tested.target, not tested.is_none
+    inner = unparenthesised_not(test)
+    return (inner, False) if inner is not None else (test, True)
+
+
 def is_none(node: ast.expr | None) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
@@ -180,6 +190,11 @@ def int_value(node: ast.expr) -> int | None:
 
 def unparenthesised_not(node: ast.expr) -> ast.expr | None:
     return node.operand if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) else None
+
+
+def without_not(node: ast.expr) -> ast.expr:
+    """`x` of `not x`, else the node itself: both name the same test."""
+    return node.operand if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) else node
 
 
 def bool_form(node: ast.IfExp) -> ast.BoolOp | None:

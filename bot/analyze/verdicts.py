@@ -18,7 +18,7 @@ from bot.analyze.module import ModuleFacts
 from bot.analyze.names import dotted, leaf_name
 from bot.analyze.scan import PROCESS_GROUP_NAME
 from bot.analyze.slicing import HELPER_LEVELS
-from bot.analyze.terms import Null, SizeOf, is_none, none_test
+from bot.analyze.terms import Null, SizeOf, is_none, none_test, presence, without_not
 from bot.model import Confidence
 
 
@@ -519,12 +519,7 @@ def _world_fallback(module: ModuleFacts, value: ast.expr) -> bool:
         return is_world(value.values[-1])
     if isinstance(value, ast.IfExp):
         # the world on the branch the given value's None test sends None to (not `tp if use_tp else WORLD`)
-        test = value.test
-        tested = none_test(test)
-        target = tested.target if tested is not None else test
-        present = tested is None or not tested.is_none
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):  # `not pg`
-            target, present = test.operand, False
+        target, present = presence(value.test)
         kept, world = (value.body, value.orelse) if present else (value.orelse, value.body)
         return is_world(world) and ast.dump(kept) == ast.dump(target)
     return is_world(value)
@@ -962,7 +957,7 @@ def _copies(module: ModuleFacts, pairs: list[Pair]) -> Iterable[Copy]:
         body = module.env.returned(f) or _fetches_and_returns(f)
         if body is None:
             continue
-        inner = body.operand if isinstance(body, ast.UnaryOp) and isinstance(body.op, ast.Not) else body
+        inner = without_not(body)
         pair = by_chain.get(id(inner))
         if pair is None and isinstance(inner, ast.BoolOp) and len(inner.values) == 2:  # folded: never walked
             scratch = Sites()
@@ -1013,7 +1008,7 @@ def _lambda_copies(module: ModuleFacts) -> Iterable[Copy]:
     """`is_tp = lambda g: g is not None and get_world_size(g) > 1`, at module or class level."""
     named = [*module.env.lambdas.items(), *(i for c in module.env.classes.values() for i in c.lambdas.items())]
     for name, lam in named:
-        body = lam.body.operand if isinstance(lam.body, ast.UnaryOp) and isinstance(lam.body.op, ast.Not) else lam.body
+        body = without_not(lam.body)
         if not isinstance(body, ast.BoolOp) or len(body.values) != 2:
             continue
         scratch = Sites()

@@ -1747,6 +1747,52 @@ CASES = [
          # group is None when sequence parallelism is disabled
          return reduce_loss(loss, group)
      """, [("PG105", 5)]),
+    ("across: a plain wrapper whose group defaults to None (the world, as torch's): a caller's absent group"
+     " reaches the world through it, reported at each call that passes it unguarded", """
+     def _reduce(t, group=None):
+         dist.all_reduce(t, group=group)
+         return t
+     class Layer:
+         def __init__(self, sp_group=None):
+             self.sp_group = sp_group
+         def backward(self, t):
+             if self.sp_group is not None:
+                 _reduce(t, self.sp_group)
+             return _reduce(t, self.sp_group)
+         def other(self, t):
+             return _reduce(t, self.sp_group)
+     """, [("PG103", 8), ("PG105", 10), ("PG105", 12)]),
+    ("across: ... no call with an absent group, nothing", """
+     def _reduce(t, group=None):
+         dist.all_reduce(t, group=group)
+         return t
+     class Layer:
+         def __init__(self, sp_group=None):
+             self.sp_group = sp_group
+         def backward(self, t):
+             return _reduce(t, self.sp_group)
+     """, []),
+    ("across: ... a wrapper that says its None is absent is reported itself, not again at the call", """
+     def _reduce(t, group=None):
+         # group is None when sequence parallelism is off
+         dist.all_reduce(t, group=group)
+         return t
+     def f(t, g=None):
+         if g is not None:
+             dist.broadcast(t, 0, group=g)
+         return _reduce(t, g)
+     """, [("PG105", 3), ("PG103", 6)]),
+    ("across: ... a wrapper whose buffer is sized by the group (None counts the world there) is not reported"
+     " through its callers either", """
+     def _sync(t, group=None):
+         out = [t for _ in range(dist.get_world_size(group))]
+         dist.all_gather(out, t, group)
+         return out
+     def f(t, g=None):
+         if g is not None:
+             dist.broadcast(t, 0, group=g)
+         return _sync(t, g)
+     """, [("PG103", 6)]),
     ("across: ... the group it is given still gets through: a None test at the call is None-only", """
      from .state import get_sp_group
      def gather(t, group=None):

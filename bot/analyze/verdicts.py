@@ -157,6 +157,7 @@ def decide(module: ModuleFacts) -> Verdicts:
     v.world_file = not absent and module.env.documents_world()
     callers = _callers(module)
     dispatch = v.dispatch
+    settled: set[int] = set()  # optional groups decided at their collective: reported, or None is the world there
     for site in module.sites.collectives.values():
         if site.key is None or site.facts is None:
             continue
@@ -175,23 +176,25 @@ def decide(module: ModuleFacts) -> Verdicts:
             not _local(site.key, site.function)
         if site.separate or (f.null != Null.MAYBE and not documented) or site.collective.family == "wrapper":
             continue  # (a wrapper's body is elsewhere: what it does with None is unknown)
-        if site.world_fallback or _owner(module, site.key, site.function) in world or \
-                _none_is_world(module, site.key, site.function):
-            continue
-        guarded_by_callers = _guarded_by_callers(module, site, callers)
         # (a buffer sized by the group's size counts on None being the world, unless the docs say it is absent)
-        if guarded_by_callers or (_sized_as_world(module, site) and not module.env.absent_documented(site.key, site.function)):
+        if site.world_fallback or _owner(module, site.key, site.function) in world or \
+                _none_is_world(module, site.key, site.function) or \
+                (_sized_as_world(module, site) and not module.env.absent_documented(site.key, site.function)):
+            settled.add(id(site))
+            continue
+        if _guarded_by_callers(module, site, callers):
             continue
         evidence = _evidence(module, site.key, site.function, absent)
         if evidence is None:
             continue
+        settled.add(id(site))
         v.unguarded.append(Unguarded(site, evidence[0], evidence[1]))
     reaches = _reaches(module, callers)  # helpers that run a collective on what their callers pass
     v.none_only.extend(n for n in _none_only_callers(module, reaches, callers, world) if id(n.check.test) not in dispatch)
     for site in _calls_as_sites(module, reaches, callers):  # their None-only guards: `_none_only_callers`
         assert site.facts is not None
         _sized(v, site, site.facts, paired, world)
-    v.unguarded.extend(_through_callers(module, reaches, callers, absent, world))
+    v.unguarded.extend(_through_callers(module, reaches, callers, absent, world, settled))
     _sized_through_callers(v, reaches, callers, world)
     _exits_before_other_communication(v, paired)
     _safe_flags(v, world)
@@ -851,16 +854,20 @@ def _guarded_by_callers(module: ModuleFacts, site: CollectiveSite, callers: dict
 
 
 def _through_callers(module: ModuleFacts, reaches: list[Reach], callers: dict[int, list[CallSite]], absent: dict[str, set[str]],
-                     world: set[str]) -> list[Unguarded]:
-    """A helper runs a collective on a group it takes from its caller and does not test (its own parameter is
-    not optional); a caller passes a group that can be None (and means "absent") with no guard: report there."""
+                     world: set[str], settled: set[int]) -> list[Unguarded]:
+    """A helper runs a collective on a group it takes from its caller and does not test; a caller passes a group
+    that can be None (and means "absent") with no guard: report there. The helper's own parameter may be optional
+    when nothing there says what None means (`def _reduce(t, group=None)`, the plain wrapper): a caller whose None
+    means "absent" still reaches the world through it. Not when it is ``settled`` at the collective: reported
+    there, or None is the world there (a fallback, the docs, a buffer sized by the group)."""
     out: list[Unguarded] = []
     for r in reaches:
         if r.site.separate or r.size_inside or r.nonnull_inside or r.separate_inside or \
                 r.site.collective.family == "wrapper":
             continue
-        if r.depth == 0 and (r.site.facts is None or r.site.facts.null != Null.UNKNOWN):
-            continue  # an optional group at the collective itself is decided there
+        if r.depth == 0 and (r.site.facts is None or r.site.facts.null not in (Null.UNKNOWN, Null.MAYBE)
+                             or id(r.site) in settled):
+            continue
         for call in callers.get(id(r.helper.node), []):
             key = _map(module, r.helper, r.key, call)
             if key is None:

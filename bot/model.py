@@ -75,6 +75,7 @@ class GuardPayload:
     nonmember_bug: bool  # `!= 1` / `== 1`: judges a non-member group (size -1) differently from the predicate
     size_via: str | None = None  # the local/attribute the size was cached in (`ws`, `self.tp_world_size`)
     size_when_none: int | None = None  # that cache's value when the group is None (`... else 1`); None: the world
+    inverted: Span | None = None  # the `not (...)` whose operand the whole chain is
 
 
 @dataclass(frozen=True)

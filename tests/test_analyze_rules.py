@@ -72,7 +72,7 @@ def test_invalid_example_fixes_to_its_expected_code(code: str, index: int, examp
 
 # The contract (docs/contracts.md): which payload type each (code, kind) carries.
 PAYLOADS: dict[tuple[str, str], type] = {
-    **{(c, k): GuardPayload for c, k in (("PG101", "and"), ("PG102", "or"))},
+    **{(c, k): GuardPayload for c in ("PG101", "PG102") for k in ("and", "or")},  # `or` / `and` under `not`
     **{(c, "split"): SplitGuardPayload for c in ("PG101", "PG102")},
     **{("PG103", k): NoneOnlyPayload for k in ("positive", "negative")},
     **{("PG104", k): SizeOnlyPayload for k in ("positive", "negative")},

@@ -160,6 +160,7 @@ class ChainSite(NamedTuple):
     node: ast.BoolOp
     atoms: tuple[Atom, ...]
     function: FunctionInfo | None
+    inverted: ast.UnaryOp | None = None  # the `not (...)` (odd in number) whose operand the whole chain is
 
 
 class FlagSite(NamedTuple):
@@ -1077,6 +1078,16 @@ class Walker:
             return
         if isinstance(node, ast.Lambda):
             return  # runs later, elsewhere
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            inner, nots = node.operand, 1
+            while isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.Not):
+                inner, nots = inner.operand, nots + 1
+            if isinstance(inner, ast.BoolOp):
+                self._expr(inner, s, stmt)
+                site = self.sites.chains.get(id(inner))
+                if site is not None and nots % 2:  # `not (g is not None and ws(g) > 1)` is the negated guard
+                    self.sites.chains[id(inner)] = site._replace(inverted=node)
+                return
         if isinstance(node, ast.Call):
             self.call(node, s, stmt)
         for field_name in _child_fields(type(node)):  # ast.iter_child_nodes, less the fields that hold no node

@@ -30,6 +30,12 @@ class Pair(NamedTuple):
     size: Atom
     negated: bool  # an `or` chain: `g is None or size(g) == 1`
 
+    @property
+    def exits(self) -> bool:
+        """The test as written is the negated guard (PG102): an `or` chain, or an `and` chain under `not`
+        (`if not (g is not None and ws(g) > 1): return`); `not (g is None or ws(g) == 1)` is the guard (PG101)."""
+        return self.negated != (self.chain.inverted is not None)
+
 
 class Split(NamedTuple):
     """A full guard spread over several tests (nested ifs, consecutive early exits, a flag), or one test of a

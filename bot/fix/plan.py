@@ -333,8 +333,11 @@ def _full_guard(finding: Finding, ctx: Context) -> Plan:
     first, last = sorted(spans.index(c) for c in checks)
     new = ctx.call(group, negative=kind is ast.Or)
     # The two checks collapse into the first one's place; every other operand stays, in order.
-    if len(chain.values) == 2:
-        ops: list[Op] = [ReplaceExpr(chain_span, new)]
+    if len(chain.values) == 2 and guard.inverted is not None:
+        # `not (g is None or ws(g) == 1)` is the predicate itself, not `not (not ...)`: the `not` goes too
+        ops: list[Op] = [ReplaceExpr(guard.inverted, ctx.call(group, negative=kind is ast.And))]
+    elif len(chain.values) == 2:
+        ops = [ReplaceExpr(chain_span, new)]
     else:
         first_span, last_span = spans[first], spans[last]
         assert first_span is not None and last_span is not None

@@ -16,11 +16,12 @@ def report_pair(r: Reporter, rule: Rule, pair: Pair) -> None:
     node = pair.chain.node
     first, last = sorted((pair.none, pair.size), key=lambda a: a.index)
     start, end = r.span(first.node), r.span(last.node)
-    span = r.span(node) if len(node.values) == 2 else Span(start.line, start.col, end.end_line, end.end_col)
+    whole = pair.chain.inverted or node  # `not (a and b)` is the test written: quoted, flagged and fixed whole
+    span = r.span(whole) if len(node.values) == 2 else Span(start.line, start.col, end.end_line, end.end_col)
     compare = pair.size.compare
     assert compare is not None
     group = pair.none.key
-    text = r.text(node) if len(node.values) == 2 else f"{r.text(first.node)} ... {r.text(last.node)}"
+    text = r.text(whole) if len(node.values) == 2 else f"{r.text(first.node)} ... {r.text(last.node)}"
     payload = GuardPayload(
         none_check=r.span(pair.none.node),
         size_check=r.span(pair.size.node),
@@ -32,8 +33,9 @@ def report_pair(r: Reporter, rule: Rule, pair: Pair) -> None:
         size_via=pair.size.term.via if pair.size.term is not None else None,
         # the cached size's value when the group is None (`ws(g) if g is not None else 1`): None = the world
         size_when_none=_fallback(pair.size.term),
+        inverted=r.span(pair.chain.inverted) if pair.chain.inverted is not None else None,
     )
-    _emit(r, rule, span, text, group, pair.negated, compare.op, compare.bound, compare.nonmember_bug,
+    _emit(r, rule, span, text, group, pair.exits, compare.op, compare.bound, compare.nonmember_bug,
           "or" if pair.negated else "and", payload, pair.chain.function)
 
 

@@ -13,7 +13,8 @@ RULE = Rule(
         "A guard that establishes both `g is not None` and `get_world_size(g) > 1` before the code it protects: "
         "one `and` chain in any spelling (`group=` or positional, `>= 2`, `1 <`, `!= 1`, `g != None`, `if g and "
         "...`, inside a longer chain, a size cached in a local or on the instance, a conditional expression with a "
-        "constant branch: `ws(g) > 1 if g is not None else False`), or split over nested ifs, an "
+        "constant branch: `ws(g) > 1 if g is not None else False`, the early exit under `not`: `not (g is None or ws(g) "
+        "<= 1)`), or split over nested ifs, an "
         "early exit and a later test, or a flag variable; also one test of a size that is 1 when the group is None "
         "(`n = get_world_size(g) if g is not None else 1`, or an attribute set to 1 and to `get_world_size(g)` "
         "only where g is present), before the collective, before building an object handed the group, or stored "
@@ -97,6 +98,18 @@ RULE = Rule(
             "def f(t, g=None):\n"
             "    use = pg_utils.is_parallel(g)\n"
             "    if use:\n"
+            "        dist.all_reduce(t, group=g)\n",
+        ),
+        Invalid(  # the negated early exit, negated again: the guard, replaced with its `not`
+            "import torch.distributed as dist\n"
+            "def f(t, g=None):\n"
+            "    if not (g is None or dist.get_world_size(g) <= 1):\n"
+            "        dist.all_reduce(t, group=g)\n",
+            flagged="not (g is None or dist.get_world_size(g) <= 1)",
+            fixed="import torch.distributed as dist\n"
+            "from deepspeed.comm import pg_utils\n\n"
+            "def f(t, g=None):\n"
+            "    if pg_utils.is_parallel(g):\n"
             "        dist.all_reduce(t, group=g)\n",
         ),
         Invalid(  # nested ifs: the guard is split over two statements
@@ -219,7 +232,7 @@ RULE = Rule(
 def check(r: Reporter) -> None:
     v = r.verdicts
     for pair in v.pairs:
-        if not pair.negated and not v.in_copy(pair.chain.node):
+        if not pair.exits and not v.in_copy(pair.chain.node):
             report_pair(r, RULE, pair)
     for split in v.splits:
         if not split.negated:

@@ -10,7 +10,8 @@ RULE = Rule(
     code="PG102",
     name="hand-rolled-early-exit",
     summary=(
-        "`g is None or get_world_size(g) == 1` (`<= 1`, `< 2`, `not g or ...`), in one chain or as consecutive "
+        "`g is None or get_world_size(g) == 1` (`<= 1`, `< 2`, `not g or ...`, or the guard under `not`: `not (g is "
+        "not None and get_world_size(g) > 1)`), in one chain or as consecutive "
         "early exits (`if g is None: return` then `if get_world_size(g) == 1: return`), including sizes cached "
         "with a None fallback (`self.ws = get_world_size(g) if g is not None else 1`), also tested alone (`if n == "
         "1: return`, the None test being in the size's definition)."
@@ -70,6 +71,22 @@ RULE = Rule(
             "def f(t, group=None):\n"
             "    if not pg_utils.is_parallel(group):\n"
             "        return t\n"
+            "    return t\n",
+        ),
+        Invalid(  # the guard under `not` is the early exit
+            "import torch.distributed as dist\n"
+            "def f(t, group=None):\n"
+            "    if not (group is not None and dist.get_world_size(group) > 1):\n"
+            "        return t\n"
+            "    dist.all_reduce(t, group=group)\n"
+            "    return t\n",
+            flagged="not (group is not None and dist.get_world_size(group) > 1)",
+            fixed="import torch.distributed as dist\n"
+            "from deepspeed.comm import pg_utils\n\n"
+            "def f(t, group=None):\n"
+            "    if not pg_utils.is_parallel(group):\n"
+            "        return t\n"
+            "    dist.all_reduce(t, group=group)\n"
             "    return t\n",
         ),
         Invalid(  # two consecutive early exits
@@ -166,7 +183,7 @@ RULE = Rule(
 def check(r: Reporter) -> None:
     v = r.verdicts
     for pair in v.pairs:
-        if pair.negated and not v.in_copy(pair.chain.node):
+        if pair.exits and not v.in_copy(pair.chain.node):
             report_pair(r, RULE, pair)
     for split in v.splits:
         if split.negated:

@@ -30,6 +30,16 @@ CASES = [
          if g is not None:
              dist.all_reduce(t, group=g)
      """, [("PG103", 2)]),
+    ("guard under `not`: the guard's own reading turns with it (two tests), not inside a longer chain", """
+     def f(t, g=None, h=None):
+         if not (g is None or dist.get_world_size(g) <= 1):
+             dist.all_reduce(t, group=g)
+         if not (h is not None and dist.get_world_size(h) > 1):
+             return t
+         dist.all_reduce(t, group=h)
+         same = not (dist.get_world_size(g) > 1 and g is not None and g is h)
+         return same
+     """, [("PG101", 2), ("PG102", 4), ("PG101", 7)]),
     ("narrow: == None early return", """
      def f(t, g=None):
          if g == None:

@@ -160,7 +160,7 @@ class ChainSite(NamedTuple):
     node: ast.BoolOp
     atoms: tuple[Atom, ...]
     function: FunctionInfo | None
-    inverted: ast.UnaryOp | None = None  # the `not (...)` (odd in number) whose operand the whole chain is
+    inverted: ast.UnaryOp | None = None  # the `not (...)` (odd in number) whose operand the chain of two tests is
 
 
 class FlagSite(NamedTuple):
@@ -1085,7 +1085,9 @@ class Walker:
             if isinstance(inner, ast.BoolOp):
                 self._expr(inner, s, stmt)
                 site = self.sites.chains.get(id(inner))
-                if site is not None and nots % 2:  # `not (g is not None and ws(g) > 1)` is the negated guard
+                # `not (g is not None and ws(g) > 1)` is the negated guard; in a longer chain the `not` is the
+                # chain's (`not (n > 1 and g is not None and same)`), and the guard keeps its own reading
+                if site is not None and nots % 2 and len(inner.values) == 2:
                     self.sites.chains[id(inner)] = site._replace(inverted=node)
                 return
         if isinstance(node, ast.Call):

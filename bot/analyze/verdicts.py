@@ -32,8 +32,9 @@ class Pair(NamedTuple):
 
     @property
     def exits(self) -> bool:
-        """The test as written is the negated guard (PG102): an `or` chain, or an `and` chain under `not`
-        (`if not (g is not None and ws(g) > 1): return`); `not (g is None or ws(g) == 1)` is the guard (PG101)."""
+        """The test as written is the negated guard (PG102): an `or` chain, or an `and` chain of the two tests
+        under `not` (`if not (g is not None and ws(g) > 1): return`); `not (g is None or ws(g) == 1)` is the guard
+        (PG101)."""
         return self.negated != (self.chain.inverted is not None)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import sys
 import textwrap
 
 import pytest
@@ -391,6 +392,16 @@ def test_unreadable_files_are_reported(data: bytes, reason: str) -> None:
     result = analyze_source("bad.py", data, CONFIG)
     assert result.error is not None and reason in result.error.message
     assert result.findings == []
+
+
+@pytest.mark.parametrize("line", [b'x = f"{"a"}"', b'x = f"{"\\n".join(y)}"'])
+def test_a_newer_f_string_says_which_python_it_needs(line: bytes) -> None:
+    result = analyze_source("new.py", b"import deepspeed.comm as dist\n" + line + b"\ndist.barrier(group=g)\n", CONFIG)
+    if sys.version_info >= (3, 12):  # PEP 701: valid there
+        assert result.error is None
+    else:
+        assert result.error is not None and "syntax error at line 2" in result.error.message
+        assert "needs Python 3.12 or newer" in result.error.message
 
 
 def test_files_that_cannot_matter_are_not_parsed() -> None:

@@ -11,6 +11,7 @@ import bisect
 import io
 import itertools
 import re
+import sys
 import tokenize
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -197,6 +198,10 @@ def _parse_all(text: str) -> ast.Module:
         hint = ""
         if exc.msg and ("Missing parentheses in call to" in exc.msg or "print" in (exc.text or "")[:6]):
             hint = " (this looks like Python 2 source)"
+        elif sys.version_info < (3, 12) and ((exc.msg or "").startswith("f-string") or _F_STRING.search(exc.text or "")):
+            # PEP 701: the file may be fine on the project's Python, and pg-bot parses with the one it runs on
+            hint = (" (an f-string that nests quotes or backslashes needs Python 3.12 or newer; pg-bot is running on "
+                    f"Python {sys.version_info.major}.{sys.version_info.minor})")
         raise UnreadableSource(f"syntax error at line {exc.lineno}: {exc.msg}{hint}") from exc
     except (ValueError, RecursionError, MemoryError) as exc:
         raise UnreadableSource(f"cannot parse: {exc}") from exc
@@ -206,6 +211,7 @@ _EMPTY = ast.Module(body=[], type_ignores=[])
 # Below this size, finding what to cut costs more than parsing it (measured on DeepSpeed's files: 10 KB)
 _SLICE_MIN_CHARS = 10_000
 _NEWLINE = re.compile(r"\r\n|\r|\n")  # the line ends ast counts
+_F_STRING = re.compile(r"(?<!\w)[rR]?[fF][rR]?['\"]")  # an f-string's opening
 _SPACE = frozenset(" \t\n\r\f\v")
 
 

@@ -1113,6 +1113,34 @@ CASES = [
              if self.tp_size > 1:
                  dist.all_reduce(t, group=self.tp_group)
      """, [("PG101", 8)]),
+    ("split: a None test made inside a predicate helper is flagged at the call, in the guard's function", """
+     def _member(pg):
+         return pg is not None and dist.get_rank(group=pg) >= 0
+     def sync(t, coll=None):
+         if coll is not None:
+             grp = coll.dp
+             if _member(grp):
+                 n = dist.get_world_size(grp)
+                 if n > 1:
+                     dist.all_reduce(t, group=grp)
+     """, [("PG101", 6)]),
+    ("guard: a device mesh's full test that only raises, or runs a world collective, guards nothing on the mesh", """
+     from torch.distributed.tensor import distribute_tensor
+     class Lin:
+         def __init__(self, w, tp_mesh=None, ep_mesh=None, style=None):
+             self.tp_mesh = tp_mesh
+             if self.tp_mesh is not None and self.tp_mesh.size() > 1 and style is None:
+                 raise ValueError("a parallel style is needed")
+             if ep_mesh is not None and ep_mesh.size() > 1:
+                 w = distribute_tensor(w, ep_mesh, [])
+             self.w = w
+     def release(sp_mesh=None):
+         if sp_mesh is not None and sp_mesh.size() > 1:
+             dist.barrier()
+     def gather(t, sp_mesh=None):
+         if sp_mesh is not None and sp_mesh.size() > 1:
+             dist.all_reduce(t, group=sp_mesh.get_group())
+     """, [("PG101", 7), ("PG101", 14)]),
     ("guard: a device mesh stands for its group (`mesh.size()`, `group=mesh`), in a file of functional collectives only", """
      from torch.distributed._functional_collectives import all_gather_tensor
      def gather_rows(x, dim, row_mesh=None):

@@ -372,6 +372,8 @@ def _communicates_after(module: ModuleFacts, pair: Pair, communicating: set[int]
     start = pair.chain.node.lineno
     source = module.ctx.source.lines
     branch = _branch_of(function, pair.chain.node)
+    if branch is not None and not branch.orelse and isinstance(branch.body[-1], ast.Raise):
+        return False  # a check that raises (`if mesh.size() > 1 and style is None: raise`): nothing runs under it
     outcome = not pair.negated  # the test's value on the side that communicates
 
     def distributes(node: ast.AST, first: int) -> bool:
@@ -380,7 +382,9 @@ def _communicates_after(module: ModuleFacts, pair: Pair, communicating: set[int]
     def under(path: frozenset[tuple[int, bool]], line: int) -> bool:
         return line >= start if branch is None else (id(pair.chain.node), outcome) in path
 
-    if any(s.function is function and under(s.path, s.call.lineno) for s in module.sites.collectives.values()):
+    # (a collective on the world is no communication on the mesh: `if mesh.size() > 1: dist.barrier()`)
+    if any(s.function is function and under(s.path, s.call.lineno) and not _on_world(module, s)
+           for s in module.sites.collectives.values()):
         return True
     for c in module.sites.calls.values():
         if c.function is function and under(c.path, c.call.lineno) and \
@@ -388,6 +392,12 @@ def _communicates_after(module: ModuleFacts, pair: Pair, communicating: set[int]
             return True
     # DTensor placement after the test counts wherever it is: the test sets up the mesh it places on
     return distributes(function.node if function is not None else module.ctx.source.tree, start)
+
+
+def _on_world(module: ModuleFacts, site: CollectiveSite) -> bool:
+    """A collective with no group (a point-to-point call to a group's member has its group), None or the world."""
+    group = site.collective.group
+    return site.key is None if group is None else is_none(group) or module.ctx.is_world(group)
 
 
 def _branch_of(function: FunctionInfo | None, test: ast.expr) -> ast.If | None:

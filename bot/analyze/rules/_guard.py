@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from bot.analyze.env import FunctionInfo
+from bot.analyze.flow import Check
 from bot.analyze.rules.base import Reporter, code_span
 from bot.analyze.source import statements
 from bot.analyze.terms import SizeOf
@@ -47,12 +48,13 @@ def report_split(r: Reporter, rule: Rule, split: Split) -> None:
     compare = split.size.compare
     assert compare is not None
     negated = split.negated
-    first = min((split.none.node, split.size.node), key=lambda n: (n.lineno, n.col_offset))
+    none, size = _here(split.none, split.function), _here(split.size, split.function)
+    first = min((none, size), key=lambda n: (n.lineno, n.col_offset))
     safe = split.none is split.size  # one test of a size that is 1 when the group is None
-    text = r.text(split.size.node) if safe else f"{r.text(split.none.node)} ... {r.text(split.size.node)}"
+    text = r.text(size) if safe else f"{r.text(none)} ... {r.text(size)}"
     payload = SplitGuardPayload(
-        none_check=r.span(split.none.node),
-        size_check=r.span(split.size.node),
+        none_check=r.span(none),
+        size_check=r.span(size),
         none_test=r.span(split.none.test),
         size_test=r.span(split.size.test),
         none_negated=split.none.negated,
@@ -78,6 +80,17 @@ def report_split(r: Reporter, rule: Rule, split: Split) -> None:
     single = safe and not negated and not compare.positive
     _emit(r, rule, span, text, split.key, negated, compare.op, compare.bound,
           compare.nonmember_bug, "split", payload, split.function, shape=shape, note=note, single=single)
+
+
+def _here(check: Check, function: FunctionInfo | None) -> ast.expr:
+    """The check as the guard's function shows it: a test made inside a predicate helper it calls (`pg is not None`
+    in `_is_member(pg)`) is shown, and flagged, at the call (`if _is_member(grp):`). A flag an attribute holds
+    (`self.on = n > 1` in `__init__`) stays where it was set: that is where the guard was written."""
+    node = check.node
+    if function is None or not isinstance(check.test, ast.Call) or \
+            function.node.lineno <= node.lineno <= (function.node.end_lineno or node.lineno):
+        return node
+    return check.test
 
 
 def _local_definition(function: FunctionInfo | None, name: str | None, before: int) -> ast.Assign | ast.AnnAssign | None:

@@ -1044,6 +1044,22 @@ CASES = [
              if self._tp_on():
                  dist.all_reduce(t, group=self.tp_group)
      """, [("PG107", 2)]),
+    ("guard: predicate copy as a property on a size the class caches with a None fallback (no hot line in it)", """
+     class L:
+         def bind(self, sp=None):
+             self._sp = sp
+             if sp is not None:
+                 self._sp_n = dist.get_world_size(sp)
+             else:
+                 self._sp_n = 1
+         @property
+         def _sp_on(self):
+             "Whether sequence parallelism is on."
+             return self._sp is not None and self._sp_n > 1
+         def forward(self, t):
+             if self._sp_on:
+                 dist.all_reduce(t, group=self._sp)
+     """, [("PG107", 9)]),
     ("guard: predicate copy as a lambda", """
      active = lambda group: group is not None and dist.get_world_size(group) > 1
      def f(t, g=None):

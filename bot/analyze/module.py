@@ -1,7 +1,8 @@
 """Run the flow analysis over one module: which functions, in which order, and the in-file call summaries.
 
 Only functions that touch a relevant line (a collective, a world-size query, the predicate, or a call of a
-function that does, a few levels up) are walked; methods that cache a size or a flag on the instance are walked
+function that does, a few levels up) are walked, and functions whose whole body returns a test (a copy of the
+predicate may test only a cached size); methods that cache a size or a flag on the instance are walked
 first, so the others read what they leave.
 """
 
@@ -53,7 +54,9 @@ def analyze_module(ctx: Context) -> ModuleFacts:
     origins: dict[str, set[int] | None] = {}
 
     lines = _interesting_lines(env, source)
-    hot = [f for f in env.functions if _spans_hot(lines, f.node)]
+    # (a function whose whole body returns a test is walked too: a copy of the predicate on a cached size,
+    # `return self.g is not None and self.n > 1`, touches no hot line)
+    hot = [f for f in env.functions if _spans_hot(lines, f.node) or (lines and _returns_test(f.node))]
     by_class: dict[int, list[FunctionInfo]] = {}
     for f in hot:
         if f.klass is not None and f.parent is None:
@@ -278,6 +281,13 @@ def _merge(a: SizeTerm, b: SizeTerm) -> SizeTerm | None:
     if isinstance(a, SizeOf) and isinstance(b, SizeOf) and a.group == b.group:
         return a if a.none_safe and b.none_safe else SizeOf(a.group, None, a.via)
     return None
+
+
+def _returns_test(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """The body (after a docstring) is one `return a and b` / `return a or b`."""
+    body = node.body[1:] if node.body and isinstance(node.body[0], ast.Expr) and \
+        isinstance(node.body[0].value, ast.Constant) and isinstance(node.body[0].value.value, str) else node.body
+    return len(body) == 1 and isinstance(body[0], ast.Return) and isinstance(body[0].value, ast.BoolOp)
 
 
 def _spans_hot(hot_lines: list[int], node: ast.AST) -> bool:

@@ -1060,6 +1060,18 @@ CASES = [
              if self._sp_on:
                  dist.all_reduce(t, group=self._sp)
      """, [("PG107", 9)]),
+    ("none: an attribute the class only sets to a group of every rank (`new_group()` with no ranks: a copy of the"
+     " world) is no absent dimension; one of some ranks is", """
+     class Worker:
+         def setup(self, tp_ranks):
+             self._all_gloo = dist.new_group(backend="gloo")
+             self._tp = dist.new_group(tp_ranks)
+         def shutdown(self, t):
+             if getattr(self, "_all_gloo", None) is not None:
+                 dist.barrier(group=self._all_gloo)
+             if self._tp is not None:
+                 dist.all_reduce(t, group=self._tp)
+     """, [("PG103", 8)]),
     ("guard: predicate copy as a lambda", """
      active = lambda group: group is not None and dist.get_world_size(group) > 1
      def f(t, g=None):

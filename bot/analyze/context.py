@@ -233,7 +233,11 @@ class Context:
         }
 
     def is_world(self, node: ast.expr) -> bool:
-        """`dist.group.WORLD`, `dist.GroupMember.WORLD`, `_get_default_group()`, ... : the world group itself."""
+        """`dist.group.WORLD`, `dist.GroupMember.WORLD`, `_get_default_group()`, ... : the world group itself; and
+        `new_group()` (`new_group(backend="gloo")`) with no ranks, a group of every rank: the world again."""
+        if isinstance(node, ast.Call) and self.comm_function(node) == "new_group":
+            ranks = _argument(node, "ranks", 0)
+            return ranks is None or is_none(ranks)
         target = node.func if isinstance(node, ast.Call) else node
         text = self.names.qualify(target) or dotted(target)
         return text is not None and text.endswith(_WORLD_SUFFIXES)

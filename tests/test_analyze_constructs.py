@@ -1766,6 +1766,14 @@ CASES = [
              return t
          dist.all_reduce(t, group=g)
      """, []),
+    ("size: the size held equal to a count the code supplies is tested too: no None-only guard (LABELING.md: not"
+     " none-only when the group's size is tested beside it); `!=` it is not", """
+     def f(t, cp_size, g=None):
+         if g is not None and dist.get_world_size(g) == cp_size:
+             dist.all_gather([t] * cp_size, t, group=g)
+         if g is not None and cp_size != dist.get_world_size(g):
+             dist.all_reduce(t, group=g)
+     """, [("PG103", 4)]),
     ("size: a bound one rank passes leaves the None test alone", """
      def f(t, g=None):
          if g is not None and dist.get_world_size(g) > 0:

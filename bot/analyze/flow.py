@@ -40,6 +40,7 @@ from bot.analyze.terms import (
     none_test,
     size_compare,
     size_floor,
+    size_match,
     without_not,
 )
 
@@ -879,9 +880,12 @@ class Walker:
                 return s
             return s
         floor = size_floor(node)
-        if floor is not None and floor[1] == value and isinstance(self.term(floor[0], s), SizeOf):
+        match = size_match(node) if value else None
+        if (floor is not None and floor[1] == value and isinstance(self.term(floor[0], s), SizeOf)) or \
+                (match is not None and any(isinstance(self.term(side, s), SizeOf) for side in match)):
             # `ws(g) > 2`, `ws(g) >= min_ranks`: the size is tested, with a bound of the code's own choosing that
-            # also rules out one rank; not the predicate's test, and no None-only guard either
+            # also rules out one rank; `ws(g) == cp_size`, held to a count the code supplies: either way not the
+            # predicate's test, and no None-only guard either
             s = s.copy()
             s.separate = s.separate | {Check(node, whole, negated, "separate")}
             return s

@@ -139,6 +139,18 @@ def size_floor(node: ast.expr) -> tuple[ast.expr, bool] | None:
     return left, large
 
 
+def size_match(node: ast.expr) -> tuple[ast.expr, ast.expr] | None:
+    """`term == expected` with no constant on either side (`get_world_size(g) == cp_size`): a term held equal to a
+    count the code supplies; its two sides (which one is the group's size is for the caller to tell)."""
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq)):
+        return None
+    left, right = node.left, node.comparators[0]
+    if isinstance(left, ast.Constant) or isinstance(right, ast.Constant) or int_value(left) is not None \
+            or int_value(right) is not None:
+        return None
+    return left, right
+
+
 def evaluate_size_test(op: str, bound: int, size: int) -> bool:
     fn = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le, "==": operator.eq,
           "!=": operator.ne}[op]

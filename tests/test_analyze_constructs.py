@@ -1774,6 +1774,24 @@ CASES = [
          if g is not None and cp_size != dist.get_world_size(g):
              dist.all_reduce(t, group=g)
      """, [("PG103", 4)]),
+    ("world: a helper's optional group that every call in the file hands the world is the world there", """
+     def _stats(a, pg=None):
+         n = dist.get_world_size(pg) if dist.is_initialized() else 1
+         if n > 1:
+             dist.all_reduce(a, group=pg)
+         return a
+     def _sum(a, pg=None):
+         if dist.get_world_size(pg) > 1:
+             dist.all_reduce(a, group=pg)
+     def other(t, pg=None):
+         if pg is not None:
+             dist.barrier(group=pg)
+     def one(a, tp=None):
+         _sum(a, pg=tp)
+         return _stats(a, pg=dist.group.WORLD)
+     def two(a):
+         return _stats(a, dist.group.WORLD)
+     """, [("PG104", 7), ("PG103", 10)]),
     ("size: a bound one rank passes leaves the None test alone", """
      def f(t, g=None):
          if g is not None and dist.get_world_size(g) > 0:

@@ -523,6 +523,16 @@ def _world_fallbacks(module: ModuleFacts) -> set[str]:
         for key, values in module.env.assigned_values(klass).items():
             if key.partition(".")[2] not in level and all(_world_fallback(module, v) for _, v in values):
                 out.add(f"{klass.qualname}:{key}")
+    # `_stats(a, b, pg=None)` that every call in the file hands the world (`pg=dist.group.WORLD`): None is the world
+    # to it too (its default only spares writing it)
+    handed: dict[tuple[int, str], tuple[FunctionInfo, bool]] = {}
+    for call in module.sites.calls.values():
+        passed = _passed(module, call)
+        for name in none_defaults(call.callee.node):
+            key = (id(call.callee.node), name)
+            world_here = name in passed and module.ctx.is_world(passed[name])
+            handed[key] = (call.callee, handed.get(key, (call.callee, True))[1] and world_here)
+    out.update(_owner(module, name, callee) for (_, name), (callee, always) in handed.items() if always)
     # `grp: ProcessGroup | None = dist.group.WORLD`: the world by default, so a None passed is the world too
     for function in module.env.functions:
         if function.node.args.defaults or function.node.args.kw_defaults:
@@ -553,13 +563,22 @@ def _set_to_none(function: FunctionInfo | None, key: str) -> bool:
                for n in own_statements(function.node.body))
 
 
+def _passed(module: ModuleFacts, call: CallSite) -> dict[str, ast.expr]:
+    """The callee's parameters the call binds, to what it passes; empty when `*xs` / `**kw` may bind any."""
+    node = call.call
+    if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+        return {}
+    passed = {kw.arg: kw.value for kw in node.keywords if kw.arg is not None}
+    passed.update(zip(module.env.call_params(call.callee, node), node.args, strict=False))  # extra ones: *args
+    return passed
+
+
 def _left_none(module: ModuleFacts, call: CallSite) -> Iterator[str]:
     """Parameters defaulting to None that the call leaves at None (omitted, or passed a literal None)."""
     node = call.call
     if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
         return  # `*xs` / `**kw` may bind them
-    passed: dict[str | None, ast.expr] = {kw.arg: kw.value for kw in node.keywords}
-    passed.update(zip(module.env.call_params(call.callee, node), node.args, strict=False))  # extra ones: *args
+    passed = _passed(module, call)
     for name in none_defaults(call.callee.node):
         if name not in passed or is_none(passed[name]):
             yield name

@@ -529,9 +529,9 @@ def _world_fallbacks(module: ModuleFacts) -> set[str]:
     for call in module.sites.calls.values():
         passed = _passed(module, call)
         for name in none_defaults(call.callee.node):
-            key = (id(call.callee.node), name)
+            param = (id(call.callee.node), name)
             world_here = name in passed and module.ctx.is_world(passed[name])
-            handed[key] = (call.callee, handed.get(key, (call.callee, True))[1] and world_here)
+            handed[param] = (call.callee, handed.get(param, (call.callee, True))[1] and world_here)
     out.update(_owner(module, name, callee) for (_, name), (callee, always) in handed.items() if always)
     # `grp: ProcessGroup | None = dist.group.WORLD`: the world by default, so a None passed is the world too
     for function in module.env.functions:

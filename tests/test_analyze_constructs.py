@@ -1152,6 +1152,14 @@ CASES = [
                  if n > 1:
                      dist.all_reduce(t, group=grp)
      """, [("PG101", 6)]),
+    ("guard: a group's full test whose `if` only raises checks the configuration: it guards nothing", """
+     def check(coll):
+         g = getattr(coll, "tp", None)
+         if g is not None and g.size() != 1:
+             raise ValueError("tensor parallelism is not supported here")
+         if g is not None and g.size() > 1:
+             dist.all_reduce(coll.t, group=g)
+     """, [("PG101", 5)]),
     ("guard: a device mesh's full test that only raises, or runs a world collective, guards nothing on the mesh", """
      from torch.distributed.tensor import distribute_tensor
      class Lin:

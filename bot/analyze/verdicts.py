@@ -144,7 +144,8 @@ class Verdicts:
 
 def decide(module: ModuleFacts) -> Verdicts:
     v = Verdicts(module)
-    pairs = [pair for chain in module.sites.chains.values() for pair in chain_pairs(chain)]
+    # (a test whose `if` only raises, `if g is not None and g.size() != 1: raise ValueError(...)`, guards nothing)
+    pairs = [pair for chain in module.sites.chains.values() for pair in chain_pairs(chain) if not _only_raises(pair)]
     # A full test of a device mesh (not a process group) is a guard where its function communicates after it:
     # meshes also lay out local work (splitting a tensor by rank); a process group exists only to communicate.
     if any(_tests_mesh(p) for p in pairs):
@@ -372,8 +373,6 @@ def _communicates_after(module: ModuleFacts, pair: Pair, communicating: set[int]
     start = pair.chain.node.lineno
     source = module.ctx.source.lines
     branch = _branch_of(function, pair.chain.node)
-    if branch is not None and not branch.orelse and isinstance(branch.body[-1], ast.Raise):
-        return False  # a check that raises (`if mesh.size() > 1 and style is None: raise`): nothing runs under it
     outcome = not pair.negated  # the test's value on the side that communicates
 
     def distributes(node: ast.AST, first: int) -> bool:
@@ -392,6 +391,13 @@ def _communicates_after(module: ModuleFacts, pair: Pair, communicating: set[int]
             return True
     # DTensor placement after the test counts wherever it is: the test sets up the mesh it places on
     return distributes(function.node if function is not None else module.ctx.source.tree, start)
+
+
+def _only_raises(pair: Pair) -> bool:
+    """The pair's chain is the whole test of an `if` with no `else` whose body ends in `raise`: a check of the
+    configuration (`if g is not None and g.size() != 1: raise ValueError(...)`), under which nothing communicates."""
+    branch = _branch_of(pair.chain.function, pair.chain.node)
+    return branch is not None and not branch.orelse and isinstance(branch.body[-1], ast.Raise)
 
 
 def _on_world(module: ModuleFacts, site: CollectiveSite) -> bool:

@@ -358,3 +358,41 @@ def test_a_project_modules_functions_called_through_the_module_are_read_as_its_h
     assert [(f.code, f.span.line) for f in found if f.code == "PG103"] == [("PG103", 9)]
     alone = analyze_source("pkg/model.py", model, CONFIG, project_path="pkg/model.py").findings
     assert [f.code for f in alone if f.code == "PG103"] == []
+
+
+LOSS_UTILS = '''\
+import torch
+import torch.distributed as dist
+
+
+def sp_gather(x, sp_mesh, dim):
+    if sp_mesh.size() == 1:
+        return x
+    return torch.cat(dist.all_gather(x, group=sp_mesh.get_group()), dim=dim)
+
+
+def sp_all_gather(x, sp_mesh, dim):
+    return torch.cat(dist.all_gather(x, group=sp_mesh.get_group()), dim=dim)
+'''
+
+LOSS = '''\
+from .utils import sp_gather, sp_all_gather
+
+
+def loss(labels, sp_mesh=None):
+    if sp_mesh is not None:
+        labels = sp_gather(labels, sp_mesh=sp_mesh, dim=1)
+    if sp_mesh is not None:
+        labels = sp_all_gather(labels, sp_mesh=sp_mesh, dim=1)
+    return labels
+'''
+
+
+def test_a_none_test_before_a_helper_elsewhere_that_tests_the_size_says_the_size_is_tested_there() -> None:
+    helpers = _helpers({"pkg/loss/utils.py": LOSS_UTILS})
+    found = analyze_source("pkg/loss/ce.py", LOSS, CONFIG, project_path="pkg/loss/ce.py", helpers=helpers).findings
+    # both None tests are None-only (the predicate goes at the call); the message says which helper tests the size
+    assert [(f.code, f.span.line) for f in found] == [("PG103", 5), ("PG103", 7)]
+    assert "the size is tested only further down" in found[0].message
+    assert "a single-rank or non-member group still runs it" in found[1].message
+    assert helpers.tests_size("pkg.loss.utils.sp_gather") and not helpers.tests_size("pkg.loss.utils.sp_all_gather")

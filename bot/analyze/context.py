@@ -191,6 +191,14 @@ class Context:
         return self.helpers.applies(qualified, collectives) if applied else \
             self.helpers.communicates(qualified, collectives)
 
+    def sizes_elsewhere(self, call: ast.Call) -> bool:
+        """A call of a function of the project's other files that tests the size of the group it is given on the
+        way (bot.analyze.elsewhere.ProjectHelpers.tests_size)."""
+        qualified = self.names.qualify(call.func)
+        if self.helpers is None or qualified is None or "." not in qualified or self.comm_module_of(qualified) is not None:
+            return False
+        return self.helpers.tests_size(qualified)
+
     def elsewhere_size(self, node: ast.AST) -> tuple[ast.expr, int | None] | None:
         """`get_parallel_world_size(g)` imported from another file of the project that defines it as a wrapper of
         get_world_size (bot.analyze.elsewhere): g, and what the size is when g is None (None: the world's)."""

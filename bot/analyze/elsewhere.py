@@ -18,7 +18,7 @@ from typing import NamedTuple, TypeVar
 from bot.analyze.group_methods import method_receiver
 from bot.analyze.names import absolute_module, dotted, leaf_name
 from bot.analyze.scan import GROUP_NAME, WRAPPER_NAME
-from bot.analyze.terms import UNREACHABLE, is_none, none_test
+from bot.analyze.terms import UNREACHABLE, is_none, none_test, size_compare, without_not
 
 Reader = Callable[[str], "str | None"]  # a '/'-separated path from the project root -> its text (None: absent)
 _Node = TypeVar("_Node", ast.FunctionDef, ast.ClassDef)  # what a file is searched for (a helper or a Function)
@@ -61,6 +61,16 @@ class ProjectHelpers:
             self._communicating[qualified] = found is not None and \
                 bool(_communicating_params(found[0], found[1], collectives, _HOPS))
         return self._communicating[qualified]
+
+    def tests_size(self, qualified: str) -> bool:
+        """Does ``qualified`` (as in ``communicates``) test the size of a group it is given on the way (`if
+        pg.size() == 1: return x`, `if get_world_size(group) <= 1: return`)? Then a None test in front of a call of it
+        is the None half of a guard whose size half is in there."""
+        key = f"{qualified}:size"
+        if key not in self._communicating:
+            found = self._located(qualified, _definition)
+            self._communicating[key] = found is not None and _tests_param_size(found[0])
+        return self._communicating[key]
 
     def applies(self, qualified: str, collectives: frozenset[str]) -> bool:
         """Is ``qualified`` an autograd Function of the project (`class Fn(torch.autograd.Function)`, read as
@@ -243,6 +253,35 @@ def _own_size_of(node: ast.expr | None, group: str) -> bool:
 
 
 _HOPS = 3  # how many functions of the helper's file a group is followed through (as in-file helpers are)
+
+
+def _tests_param_size(function: ast.FunctionDef) -> bool:
+    """An `if` in ``function`` tests the size of one of its parameters against one rank (`p.size() == 1`,
+    `get_world_size(p) <= 1`, `get_world_size(group=p) > 1`), alone or in a chain."""
+    params = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
+    for node in ast.walk(function):
+        if not isinstance(node, ast.If):
+            continue
+        test = without_not(node.test)
+        for part in test.values if isinstance(test, ast.BoolOp) else [test]:
+            compare = size_compare(without_not(part))
+            if compare is not None and _size_of_param(compare.term, params):
+                return True
+    return False
+
+
+def _size_of_param(term: ast.expr, params: set[str]) -> bool:
+    """`p.size()`, or `...world_size(p)` / `...world_size(group=p)`, p a parameter."""
+    if not isinstance(term, ast.Call):
+        return False
+    func = term.func
+    if isinstance(func, ast.Attribute) and func.attr == "size" and not term.args and isinstance(func.value, ast.Name):
+        return func.value.id in params
+    name = dotted(func) or ""
+    if not name.endswith("world_size"):
+        return False
+    group = next((k.value for k in term.keywords if k.arg == "group"), term.args[0] if term.args else None)
+    return isinstance(group, ast.Name) and group.id in params
 
 
 def _communicating_params(function: ast.FunctionDef, text: str | None, collectives: frozenset[str],

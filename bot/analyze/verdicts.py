@@ -175,8 +175,10 @@ def decide(module: ModuleFacts) -> Verdicts:
         if f.nonnull:
             if not site.separate and _owner(module, site.key, site.function) not in world \
                     and not _world_sized_when_none(module, site.key, site.function):
-                v.none_only.extend(NoneOnly(site, c, site.key, site.function) for c in sorted(f.nonnull, key=_pos)
-                                   if id(c.test) not in dispatch)
+                # (a helper of another file may test the size on the way: `sp_gather(x, mesh)` exits on one rank)
+                below = site.collective.family == "wrapper" and module.ctx.sizes_elsewhere(site.call)
+                v.none_only.extend(NoneOnly(site, c, site.key, site.function, sized_below=below)
+                                   for c in sorted(f.nonnull, key=_pos) if id(c.test) not in dispatch)
             continue
         # Words can make a parameter or an attribute optional; a local bound here (`group = mesh.get_group(0)`)
         # holds what the flow says, and a comment naming it talks about something else of that name.

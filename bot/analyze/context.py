@@ -184,8 +184,7 @@ class Context:
         """A function of the project's other files that runs a collective on a group it is given, or (``applied``:
         `Fn.apply(...)`) an autograd Function there that communicates on a group (bot.analyze.elsewhere): its
         calls are that group's collectives, as a wrapper's are."""
-        if self.helpers is None or "." not in qualified or qualified.startswith(_NOT_WRAPPERS) \
-                or self.comm_module_of(qualified) is not None:
+        if self.helpers is None or not self._of_project(qualified):
             return False
         collectives = frozenset(self.config.collectives)
         return self.helpers.applies(qualified, collectives) if applied else \
@@ -195,9 +194,13 @@ class Context:
         """A call of a function of the project's other files that tests the size of the group it is given on the
         way (bot.analyze.elsewhere.ProjectHelpers.tests_size)."""
         qualified = self.names.qualify(call.func)
-        if self.helpers is None or qualified is None or "." not in qualified or self.comm_module_of(qualified) is not None:
-            return False
-        return self.helpers.tests_size(qualified)
+        return self.helpers is not None and qualified is not None and self._of_project(qualified) and \
+            self.helpers.tests_size(qualified)
+
+    def _of_project(self, qualified: str) -> bool:
+        """An imported name that can be a function of the project's other files: not torch's, numpy's or a comm
+        module's."""
+        return "." in qualified and not qualified.startswith(_NOT_WRAPPERS) and self.comm_module_of(qualified) is None
 
     def elsewhere_size(self, node: ast.AST) -> tuple[ast.expr, int | None] | None:
         """`get_parallel_world_size(g)` imported from another file of the project that defines it as a wrapper of

@@ -271,17 +271,13 @@ def _tests_param_size(function: ast.FunctionDef) -> bool:
 
 
 def _size_of_param(term: ast.expr, params: set[str]) -> bool:
-    """`p.size()`, or `...world_size(p)` / `...world_size(group=p)`, p a parameter."""
-    if not isinstance(term, ast.Call):
-        return False
-    func = term.func
-    if isinstance(func, ast.Attribute) and func.attr == "size" and not term.args and isinstance(func.value, ast.Name):
-        return func.value.id in params
-    name = dotted(func) or ""
-    if not name.endswith("world_size"):
+    """`p.size()`, or `...world_size(p)` / `...world_size(group=p)` (a project's size helper too), p a parameter."""
+    if any(_own_size_of(term, p) for p in params):
+        return True
+    if not isinstance(term, ast.Call) or not (dotted(term.func) or "").endswith("world_size"):
         return False
     group = next((k.value for k in term.keywords if k.arg == "group"), term.args[0] if term.args else None)
-    return isinstance(group, ast.Name) and group.id in params
+    return group is not None and any(_named(group, p) for p in params)
 
 
 def _communicating_params(function: ast.FunctionDef, text: str | None, collectives: frozenset[str],

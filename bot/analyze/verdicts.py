@@ -535,7 +535,7 @@ def _world_fallbacks(module: ModuleFacts) -> set[str]:
     # to it too (its default only spares writing it)
     handed: dict[tuple[int, str], tuple[FunctionInfo, bool]] = {}
     for call in module.sites.calls.values():
-        passed = _passed(module, call)
+        passed = _passed(module, call) or {}
         for name in none_defaults(call.callee.node):
             param = (id(call.callee.node), name)
             world_here = name in passed and module.ctx.is_world(passed[name])
@@ -571,11 +571,11 @@ def _set_to_none(function: FunctionInfo | None, key: str) -> bool:
                for n in own_statements(function.node.body))
 
 
-def _passed(module: ModuleFacts, call: CallSite) -> dict[str, ast.expr]:
-    """The callee's parameters the call binds, to what it passes; empty when `*xs` / `**kw` may bind any."""
+def _passed(module: ModuleFacts, call: CallSite) -> dict[str, ast.expr] | None:
+    """The callee's parameters the call binds, to what it passes; None when `*xs` / `**kw` may bind any."""
     node = call.call
     if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
-        return {}
+        return None
     passed = {kw.arg: kw.value for kw in node.keywords if kw.arg is not None}
     passed.update(zip(module.env.call_params(call.callee, node), node.args, strict=False))  # extra ones: *args
     return passed
@@ -583,10 +583,9 @@ def _passed(module: ModuleFacts, call: CallSite) -> dict[str, ast.expr]:
 
 def _left_none(module: ModuleFacts, call: CallSite) -> Iterator[str]:
     """Parameters defaulting to None that the call leaves at None (omitted, or passed a literal None)."""
-    node = call.call
-    if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
-        return  # `*xs` / `**kw` may bind them
     passed = _passed(module, call)
+    if passed is None:
+        return  # `*xs` / `**kw` may bind them
     for name in none_defaults(call.callee.node):
         if name not in passed or is_none(passed[name]):
             yield name

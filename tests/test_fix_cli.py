@@ -37,6 +37,17 @@ def test_default_prints_a_unified_diff_and_writes_nothing(tree: Path, capsys: py
     assert snapshot(tree) == before
 
 
+def test_an_absolute_path_gets_git_style_headers(tree: Path, capsys: pytest.CaptureFixture[str],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    target = (tree / "early_exit.py").resolve()
+    (tree.parent / "elsewhere").mkdir()
+    monkeypatch.chdir(tree.parent / "elsewhere")  # the file is not under the current folder: shown absolute
+    assert main(["fix", str(target)]) == 0
+    out = capsys.readouterr().out
+    name = str(target).lstrip("/")
+    assert f"--- a/{name}\n+++ b/{name}\n" in out and "a//" not in out
+
+
 def test_write_applies_and_check_then_passes(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["fix", "--check", "pkg"]) == 1
     assert main(["fix", "--write", "pkg"]) == 0

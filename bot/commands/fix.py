@@ -117,9 +117,9 @@ def _refusal(path: str, finding: Finding, why: str) -> str:
 
 
 def _diff(shown: str, old: str, new: str) -> str:
-    lines = difflib.unified_diff(
-        split_lines(old), split_lines(new), f"a/{shown}", f"b/{shown}"
-    )
+    # as git does for a path outside the work tree: `a/tmp/x.py`, not `a//tmp/x.py` (`patch -p1` from `/` applies it)
+    name = shown.lstrip("/")
+    lines = difflib.unified_diff(split_lines(old), split_lines(new), f"a/{name}", f"b/{name}")
     return "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n" for line in lines)
 
 

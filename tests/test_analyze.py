@@ -499,7 +499,11 @@ def test_exemptions_match_from_the_project_root_wherever_pg_bot_runs(tmp_path, m
         }
 
 
-@pytest.mark.parametrize("handler", ["except ValueError", "except* ValueError", "finally"])
+@pytest.mark.parametrize("handler", [
+    "except ValueError",
+    pytest.param("except* ValueError", marks=pytest.mark.skipif(sys.version_info < (3, 11), reason="3.11 syntax")),
+    "finally",
+])
 def test_collectives_inside_try_blocks_are_seen(handler: str) -> None:
     src = f"""
     import deepspeed.comm as dist
@@ -683,3 +687,20 @@ def test_the_prefilter_follows_the_configured_comm_modules() -> None:
     assert not prefilter.wanted("import mypkg.other as fabric\n" + body.replace("fabric.all_reduce", "fabric.send"))
     found = analyze_source("pkg/m.py", "from mypkg import fabric\n" + body, mine).findings
     assert [f.code for f in found] == ["PG103"]
+
+
+@pytest.mark.parametrize(("test", "is_group"), [
+    ("isinstance(pg, dist.ProcessGroup)", True),
+    ("isinstance(pg, ProcessGroup)", True),
+    ("isinstance(pg, c10d.ProcessGroupNCCL)", True),
+    ("isinstance(pgs, ProcessGroupCollection)", False),  # holds groups, is none
+    ("isinstance(pgs, MultiModuleProcessGroupCollection)", False),
+    ("isinstance(pg, DeviceMesh)", False),
+    ("isinstance(pg, (ProcessGroup, DeviceMesh))", False),  # a tuple: either may hold
+])
+def test_a_type_test_of_a_process_group_is_told_from_other_classes(test: str, is_group: bool) -> None:
+    from bot.analyze.terms import is_group_type_test
+
+    call = ast.parse(test, mode="eval").body
+    assert isinstance(call, ast.Call)
+    assert is_group_type_test(call) is is_group

@@ -36,6 +36,7 @@ from bot.analyze.terms import (
     SizeTerm,
     bool_form,
     is_bool_call,
+    is_group_type_test,
     join_null,
     none_test,
     size_compare,
@@ -366,11 +367,7 @@ class Walker:
                 out = join(out, e, self)
             return self.block(t.finalbody, out) if t.finalbody else out
         if isinstance(stmt, ast.Match):
-            self.expr(stmt.subject, s, stmt)
-            out = s  # no case matched
-            for case in stmt.cases:
-                out = join(out, self.block(case.body, s), self)
-            return out
+            return self._match(stmt, s)
         if isinstance(stmt, ast.Assert):
             self.expr(stmt.test, s, stmt)
             return self._contract(s, self.assume(s, stmt.test, True, stmt.test, False), self._at_top(stmt))
@@ -406,6 +403,31 @@ class Walker:
                 self.kill_target(s, target)
             return s
         return s  # pass, import, global, nonlocal, type aliases
+
+    def _match(self, stmt: ast.Match, s: State) -> State:
+        """Cases in order, each reached when none before it matched: `case None:` is `subject is None` there and
+        `subject is not None` after it; a capture or `_` without a guard matches whatever is left."""
+        self.expr(stmt.subject, s, stmt)
+        out = BOTTOM
+        rest = s  # no case so far matched
+        for case in stmt.cases:
+            test = _case_test(stmt.subject, case.pattern, self.ctx.source.lines)
+            here = rest if test is None else _took(self.assume(rest, test, True, test, False), test, True)
+            if isinstance(case.pattern, ast.MatchAs) and case.pattern.name is not None and not here.bottom:
+                here = here.copy()
+                self.assign(here, ast.Name(case.pattern.name, ast.Store()), stmt.subject)
+            if case.guard is not None:
+                self.expr(case.guard, here, stmt)
+                here = _took(self.assume(here, case.guard, True, case.guard, False), case.guard, True)
+            out = join(out, self.block(case.body, here), self)
+            if case.guard is None and _irrefutable(case.pattern):
+                return out
+            if test is not None and case.guard is None:
+                after = self.assume(rest, test, False, test, True)
+                # `case None: raise ...` is a contract, as `if g is None: raise ...` is (see `statement`)
+                rest = self._contract(rest, after) if case.body and _fails(case.body[-1], test) else \
+                    _took(after, test, False)
+        return join(out, rest, self)
 
     def _at_top(self, stmt: ast.stmt) -> bool:
         """Directly in the function's body: what it states holds on every path after it."""
@@ -851,6 +873,10 @@ class Walker:
         return self.atom(s, test, value, whole, negated)
 
     def atom(self, s: State, node: ast.expr, value: bool, whole: ast.expr, negated: bool) -> State:
+        if isinstance(node, ast.Call) and is_group_type_test(node):
+            # `isinstance(pg, ProcessGroup)`: pg is there, but this dispatches on a type (a group or a stateless
+            # stand-in), it does not skip an absent dimension: no guard, as after `assert pg is not None`
+            return self._present(s, node.args[0]) if value else s
         nt = none_test(node)
         if nt is not None:
             return self._none(s, nt.target, nt.is_none != value, Check(node, whole, negated, "none"), nt)
@@ -936,6 +962,17 @@ class Walker:
                 s.groups[k] = Facts(Null.NOT_NONE, f.nonnull | {check}, f.size, f.pred)
             else:
                 s.groups[k] = Facts(Null.MAYBE if _truthiness(check) else Null.NONE)
+        return s
+
+    def _present(self, s: State, target: ast.expr) -> State:
+        """``target`` is known not None here, with no check to report."""
+        key = self.canon(target, s)
+        if key is None:
+            return s
+        s = s.copy()
+        for k in self.equal(s, key):
+            f = self.facts(s, k)
+            s.groups[k] = Facts(Null.NOT_NONE, f.nonnull, f.size, f.pred)
         return s
 
     def _bool_form(self, node: ast.IfExp) -> ast.BoolOp | None:
@@ -1355,6 +1392,27 @@ def join_term(ta: SizeTerm | None, a: State, tb: SizeTerm | None, b: State, w: W
 
 
 # ==================================================================== helpers
+
+
+def _case_test(subject: ast.expr, pattern: ast.pattern, lines: list[str]) -> ast.expr | None:
+    """`case None:` as the test it makes, `subject is None`, placed from `case` to the pattern's end: findings
+    quote and point at `case None`."""
+    if not (isinstance(pattern, ast.MatchSingleton) and pattern.value is None):
+        return None
+    test = ast.copy_location(ast.Compare(subject, [ast.Is()], [ast.copy_location(ast.Constant(None), pattern)]),
+                             pattern)
+    line = lines[pattern.lineno - 1].encode("utf-8") if pattern.lineno <= len(lines) else b""
+    keyword = line.rfind(b"case", 0, pattern.col_offset)  # (ast columns are UTF-8 byte offsets)
+    if keyword >= 0 and not line[keyword + 4 : pattern.col_offset].strip(b" \t("):
+        test.col_offset = keyword
+    return test
+
+
+def _irrefutable(pattern: ast.pattern) -> bool:
+    """`case _:`, `case x:` (or an `|` holding one): matches anything."""
+    if isinstance(pattern, ast.MatchAs):
+        return pattern.pattern is None
+    return isinstance(pattern, ast.MatchOr) and any(_irrefutable(p) for p in pattern.patterns)
 
 
 def _took(s: State, test: ast.expr, outcome: bool) -> State:

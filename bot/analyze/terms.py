@@ -177,6 +177,20 @@ def none_test(node: ast.expr) -> NoneTest | None:
     return None
 
 
+_BACKEND_GROUPS = frozenset(f"ProcessGroup{b}" for b in ("NCCL", "Gloo", "MPI", "UCC", "XCCL", "HCCL", "CCL", "Wrapper"))
+
+
+def is_group_type_test(call: ast.Call) -> bool:
+    """`isinstance(g, ProcessGroup)`: `dist.ProcessGroup` or a backend's (`ProcessGroupNCCL`), not a class that
+    only holds groups (`ProcessGroupCollection`)."""
+    if not (isinstance(call.func, ast.Name) and call.func.id == "isinstance" and len(call.args) == 2
+            and not call.keywords):
+        return False
+    kind = call.args[1]
+    name = kind.attr if isinstance(kind, ast.Attribute) else kind.id if isinstance(kind, ast.Name) else ""
+    return name.endswith("ProcessGroup") or name in _BACKEND_GROUPS
+
+
 def presence(test: ast.expr) -> tuple[ast.expr, bool]:
     """What a test says of a value being there: (x, True) when it holds only if x is not None (`x is not None`,
     `x`), (x, False) when it fails only then (`x is None`, `not x`)."""

@@ -161,7 +161,7 @@ class Context:
         except ValueError as exc:
             raise Refused(str(exc)) from exc
 
-    def span_of(self, node: ast.expr | ast.stmt) -> Span | None:
+    def span_of(self, node: ast.expr | ast.stmt | ast.pattern) -> Span | None:
         """``node``'s span in characters (ast counts UTF-8 bytes within a line)."""
         end_line, end_col = node.end_lineno, node.end_col_offset
         if end_line is None or end_col is None or not (1 <= node.lineno <= end_line <= len(self.lines)):
@@ -204,6 +204,17 @@ class Context:
             chain.append(inner)
             body = [b for block in child_blocks(inner) for b in block]
         return chain[::-1]
+
+    def case_at(self, span: Span) -> bool:
+        """Does ``span`` end where a `case None:` pattern ends (the analysis reads it as a None test)?"""
+        for stmt in self._around(span.line, span.end_line):
+            if isinstance(stmt, ast.Match):
+                for case in stmt.cases:
+                    where = self.span_of(case.pattern)
+                    if isinstance(case.pattern, ast.MatchSingleton) and where is not None and \
+                            (where.end_line, where.end_col) == (span.end_line, span.end_col):
+                        return True
+        return False
 
     def stmt_at(self, span: Span) -> ast.stmt:
         """The statement whose span is exactly ``span``."""
@@ -734,6 +745,10 @@ def plan(finding: Finding, ctx: Context) -> Plan:
     planner = PLANNERS.get(finding.code)
     if planner is None:
         raise Refused(f"{finding.code} has no automatic fix")
+    spans = (finding.span, *(getattr(finding.payload, name, None) for name in ("none_check", "none_test")))
+    if any(isinstance(span, Span) and ctx.case_at(span) for span in spans):
+        raise Refused("the None test is a `case None:` of a `match`, which no expression can replace: test "
+                      f"{code(ctx.call(finding.group or 'group'))} in an `if` instead, by hand")
     try:
         return planner(finding, ctx)
     except Refused:

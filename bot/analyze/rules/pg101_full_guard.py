@@ -37,6 +37,17 @@ RULE = Rule(
         "with no automatic fix: merge them by hand into one `is_parallel` test."
     ),
     invalid=(
+        Invalid(  # a `match` split the same way: `case None` first, the size in the next case's guard
+            "import torch.distributed as dist\n"
+            "def f(t, group=None):\n"
+            "    match group:\n"
+            "        case None:\n"
+            "            return t\n"
+            "        case _ if dist.get_world_size(group) > 1:\n"
+            "            dist.all_reduce(t, group=group)\n"
+            "    return t\n",
+            flagged="case None",
+        ),
         Invalid(
             "import deepspeed.comm as dist\n"
             "def f(t, tp_group=None):\n"

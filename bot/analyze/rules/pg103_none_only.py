@@ -23,6 +23,18 @@ RULE = Rule(
     fix="`pg_utils.is_parallel(g)` (`not pg_utils.is_parallel(g)` in an early exit).",
     fix_safety="Needs `--unsafe-fixes`: it skips single-rank and non-member groups, which is the point.",
     invalid=(
+        Invalid(  # `case None:` tests the subject for None as `if group is None:` does; no expression replaces a
+            # pattern, so the fix is left to a person
+            "import torch.distributed as dist\n"
+            "def f(t, group=None):\n"
+            "    match group:\n"
+            "        case None:\n"
+            "            return t\n"
+            "    dist.all_reduce(t, group=group)\n"
+            "    return t\n",
+            flagged="case None",
+            unsafe=True,
+        ),
         Invalid(  # a file that communicates only through its project: a module's function named for a collective,
             # and an imported autograd Function named for one, run with `.apply`
             "from mypkg.distributed import utils as distributed_utils\n"
@@ -121,6 +133,23 @@ RULE = Rule(
         ),
     ),
     valid=(
+        # a type test dispatches between a group and a stand-in for one: no None test, nothing absent is skipped
+        "import torch.distributed as dist\n"
+        "from torch.distributed import ProcessGroup\n"
+        "def count(pg=None, flag=0):\n"
+        "    t = torch.tensor([flag])\n"
+        "    if isinstance(pg, ProcessGroup):\n"
+        "        dist.all_reduce(t, group=pg)\n"
+        "    else:\n"
+        "        t = pg.sum_all(t)\n"
+        "    return t\n",
+        # `case None: raise ...` is a precondition, as `if g is None: raise ...` is
+        "import torch.distributed as dist\n"
+        "def f(x, g=None):\n"
+        "    match g:\n"
+        "        case None:\n"
+        "            raise ValueError('needs a group')\n"
+        "    dist.all_reduce(x, group=g)\n",
         # an error told to the caller is a precondition too: None is a mistake here, not an absent dimension
         "import torch.distributed as dist\n"
         "def pull(links, name, buf):\n"

@@ -63,6 +63,11 @@ RULE = Rule(
         ),
     ),
     valid=(
+        # the type test says the group is there: its size is all that is left to ask
+        "import torch.distributed as dist\n"
+        "def f(t, g=None):\n"
+        "    if isinstance(g, dist.ProcessGroup) and dist.get_world_size(g) > 1:\n"
+        "        dist.all_reduce(t, group=g)\n",
         "import deepspeed.comm as dist\n"
         "def f(t, group):\n"
         "    if dist.get_world_size(group=group) > 1:\n"

@@ -103,3 +103,15 @@ def test_ci_workflow_runs_the_ci_script() -> None:
     assert any(s.get("run") == "bash .ci/run" for s in steps)
     checkout = next(s for s in steps if s.get("uses", "").startswith("actions/checkout@"))
     assert checkout["with"]["persist-credentials"] is False
+
+
+def test_ci_workflow_runs_the_oldest_and_newest_supported_python() -> None:
+    from bot.pyproject import tomllib  # (tomli before 3.11)
+
+    wf = yaml.safe_load((ROOT / ".github" / "workflows" / "ci.yml").read_text())
+    versions = [v for job in wf["jobs"].values() for v in job.get("strategy", {}).get("matrix", {}).get("python", [])]
+    oldest = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"].removeprefix(">=")
+    assert oldest in versions and "3.13" in versions
+    setup = next(s for job in wf["jobs"].values() for s in job["steps"]
+                 if s.get("uses", "").startswith("actions/setup-python@"))
+    assert setup["with"]["python-version"] == "${{ matrix.python }}"

@@ -155,6 +155,8 @@ class ContiguousPayload:
     statement: Span
     collective: str
     result_used: bool
+    argument: Span  # the `x.contiguous()` the collective writes into
+    asynchronous: bool  # `async_op=` is passed, and not as a literal False: the copy-back would run too early
 
 
 Payload = (

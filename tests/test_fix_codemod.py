@@ -373,7 +373,8 @@ def test_copy_that_is_not_a_single_return_is_refused() -> None:
 # ------------------------------------------------------------------ discarded contiguous (PG108)
 
 def _contig(src: str, call: str, tensor: str = "t") -> Finding:
-    payload = ContiguousPayload(tensor=tensor, statement=span_of(src, call), collective="all_reduce", result_used=False)
+    payload = ContiguousPayload(tensor=tensor, statement=span_of(src, call), collective="all_reduce", result_used=False,
+                                argument=span_of(src, f"{tensor}.contiguous()"), asynchronous="async_op=True" in call)
     return finding("PG108", src, call, payload, kind="call")
 
 
@@ -451,7 +452,8 @@ WRONG_PAYLOAD = [
 def test_a_missing_or_wrong_payload_type_is_refused_with_the_type_it_needs(code: str, kind: str, expected: str) -> None:
     src = DIST + "def f(t, g=None):\n    if g is not None and dist.get_world_size(g) > 1:\n        dist.all_reduce(t, group=g)\n"
     span = span_of(src, "g is not None and dist.get_world_size(g) > 1")
-    wrong: Payload = ContiguousPayload(tensor="t", statement=span, collective="all_reduce", result_used=False)
+    wrong: Payload = ContiguousPayload(tensor="t", statement=span, collective="all_reduce", result_used=False,
+                                       argument=span, asynchronous=False)
     if expected == "ContiguousPayload":
         wrong = _none_only("g is not None")
     for payload, got in ((None, "no payload"), (wrong, f"a {type(wrong).__name__}")):

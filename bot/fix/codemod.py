@@ -319,39 +319,11 @@ class _Apply(cst.CSTTransformer):
         return self._name_contiguous(op, stmts)
 
     def _name_contiguous(self, op: NameContiguous, stmts: list[_Statement]) -> list[_Statement]:
-        line = stmts[0]
-        if len(stmts) != 1 or not isinstance(line, cst.SimpleStatementLine) or not isinstance(line.body[0], cst.Expr):
-            raise OpFailed(
-                "the collective's result is used (assigned or returned, e.g. an async handle): the copy-back must "
-                "follow `wait()`; fix by hand"
-            )
-        call = line.body[0].value
-        if not isinstance(call, cst.Call) or not call.args:
-            raise OpFailed("the statement is not a collective call")
-        # the argument written into: the first positional one, or `tensor=` (bot.analyze.rules.pg108...written)
-        at = 0 if call.args[0].keyword is None else \
-            next((i for i, a in enumerate(call.args) if a.keyword is not None and a.keyword.value == "tensor"), 0)
-        for arg in call.args:
-            if arg.keyword is not None and arg.keyword.value == "async_op":
-                value = _code(arg.value)
-                if value != "False":
-                    raise OpFailed("async_op: the copy-back would run before the collective completes")
-        first = call.args[at].value
-        if not (
-            isinstance(first, cst.Call)
-            and isinstance(first.func, cst.Attribute)
-            and first.func.attr.value == "contiguous"
-            and not first.args
-        ):
-            raise OpFailed("the first argument is not `<tensor>.contiguous()`")
-        if _code(first.func.value).strip() != op.tensor:
-            raise OpFailed(f"the contiguous tensor is not `{op.tensor}`")
-        temp = cst.Name(op.temp)
-        args = [a.with_changes(value=temp) if i == at else a for i, a in enumerate(call.args)]
-        reduce = line.with_changes(body=[line.body[0].with_changes(value=call.with_changes(args=args))], leading_lines=())
-        name = cst.parse_statement(f"{op.temp} = {op.tensor}.contiguous()\n").with_changes(leading_lines=line.leading_lines)
+        # (the argument itself is the plan's ReplaceExpr, already applied inside this statement)
+        first = stmts[0]
+        name = cst.parse_statement(f"{op.temp} = {op.tensor}.contiguous()\n").with_changes(leading_lines=first.leading_lines)
         back = cst.parse_statement(f"{op.tensor}.copy_({op.temp})\n")
-        return [name, reduce, back]
+        return [name, first.with_changes(leading_lines=()), *stmts[1:], back]
 
     # -------------------------------------------------------------- a split guard made one test
 

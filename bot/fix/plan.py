@@ -87,7 +87,8 @@ class WrapStatement:
 
 @dataclass(frozen=True)
 class NameContiguous:
-    """Reduce a named contiguous copy of ``tensor`` in the statement at ``span`` and copy it back."""
+    """Name a contiguous copy of ``tensor`` as ``temp`` before the statement at ``span`` and copy it back after
+    (the collective's argument becomes ``temp`` by a ReplaceExpr of the same plan)."""
 
     span: Span
     tensor: str
@@ -706,6 +707,8 @@ def _discarded_contiguous(finding: Finding, ctx: Context) -> Plan:
             "the collective's result is used (assigned or returned, e.g. an async handle): the copy-back must "
             "follow `wait()`; fix by hand"
         )
+    if contiguous.asynchronous:
+        raise Refused("async_op: the copy-back would run before the collective completes; fix by hand")
     try:
         parsed = ast.parse(tensor, mode="eval").body
     except SyntaxError as exc:
@@ -726,7 +729,8 @@ def _discarded_contiguous(finding: Finding, ctx: Context) -> Plan:
         f"It changes the result only when {code(tensor)} is not contiguous (the old code lost the reduction there); "
         f"{code(tensor + '.copy_')} fails on a leaf tensor that requires grad, so review before applying"
     )
-    return Plan(finding, [NameContiguous(statement, tensor, temp)], False, note, None, needs_import=False)
+    ops: list[Op] = [ReplaceExpr(contiguous.argument, temp), NameContiguous(statement, tensor, temp)]
+    return Plan(finding, ops, False, note, None, needs_import=False)
 
 
 PLANNERS: dict[str, Callable[[Finding, Context], Plan]] = {

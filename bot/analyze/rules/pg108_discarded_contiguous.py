@@ -47,6 +47,13 @@ RULE = Rule(
             "    x.copy_(x_c)\n",
             unsafe=True,
         ),
+        Invalid(  # asynchronous: a copy-back right after the call would run before the reduction completes
+            "import torch.distributed as dist\n"
+            "def f(x, group):\n"
+            "    dist.all_reduce(x.contiguous(), group=group, async_op=True)\n",
+            flagged="dist.all_reduce(x.contiguous(), group=group, async_op=True)",
+            unsafe=True,
+        ),
     ),
     valid=(
         "import deepspeed.comm as dist\n"
@@ -84,7 +91,8 @@ def check(r: Reporter) -> None:
             f"{code_span(tensor)} is not contiguous, and that result is thrown away",
             site.function, group=site.key, kind="call",
             payload=ContiguousPayload(tensor=tensor, statement=r.span(site.statement),
-                                      collective=site.collective.name, result_used=site.result_used),
+                                      collective=site.collective.name, result_used=site.result_used,
+                                      argument=r.span(first), asynchronous=_asynchronous(site.call)),
         )
 
 
@@ -94,3 +102,9 @@ def written(call: ast.Call) -> ast.expr | None:
     if call.args and not isinstance(call.args[0], ast.Starred):
         return call.args[0]
     return next((k.value for k in call.keywords if k.arg == "tensor"), None)
+
+
+def _asynchronous(call: ast.Call) -> bool:
+    """Is `async_op=` passed as anything but a literal False?"""
+    return any(k.arg == "async_op" and not (isinstance(k.value, ast.Constant) and k.value.value is False)
+               for k in call.keywords)

@@ -16,7 +16,7 @@ from bot.analyze.env import FunctionInfo, none_defaults, optional_params, own_st
 from bot.analyze.flow import Atom, CallSite, ChainSite, Check, CollectiveSite, Facts, Sites, State, Walker
 from bot.analyze.module import ModuleFacts
 from bot.analyze.names import dotted, leaf_name
-from bot.analyze.scan import PROCESS_GROUP_NAME
+from bot.analyze.scan import POINT_TO_POINT, PROCESS_GROUP_NAME
 from bot.analyze.slicing import HELPER_LEVELS
 from bot.analyze.terms import Null, SizeOf, is_none, none_test, presence, without_not
 from bot.model import Confidence
@@ -194,7 +194,7 @@ def decide(module: ModuleFacts) -> Verdicts:
             continue
         if _guarded_by_callers(module, site, callers):
             continue
-        evidence = _evidence(module, site.key, site.function, absent)
+        evidence = _evidence(module, site.key, site.function, absent, site)
         if evidence is None:
             continue
         settled.add(id(site))
@@ -660,8 +660,8 @@ def _named_absent(module: ModuleFacts, leaf: str) -> bool:
     return any(fnmatch.fnmatchcase(leaf, pattern) for pattern in module.ctx.config.absent_groups)
 
 
-def _evidence(module: ModuleFacts, key: str, function: FunctionInfo | None,
-              absent: dict[str, set[str]]) -> tuple[Confidence, tuple[str, ...]] | None:
+def _evidence(module: ModuleFacts, key: str, function: FunctionInfo | None, absent: dict[str, set[str]],
+              site: CollectiveSite | None = None) -> tuple[Confidence, tuple[str, ...]] | None:
     leaf = leaf_name(key)
     owners = absent.get(leaf, set())
     mine = _owner(module, key, function)
@@ -673,24 +673,64 @@ def _evidence(module: ModuleFacts, key: str, function: FunctionInfo | None,
         return Confidence.MEDIUM, (f"`{leaf}` is checked for None before a collective elsewhere in this file",)
     if _named_absent(module, leaf):
         return Confidence.MEDIUM, (f"`{leaf}` matches rules.yaml `absent_groups`: None means the dimension is absent",)
-    if _none_unless(module, function, key):
+    if _none_unless(module, function, key, site):
         return Confidence.MEDIUM, (f"`{key}` is set to None when its condition fails (`... if ... else None`): "
                                    "None stands for a dimension that is not there",)
     return None
 
 
-def _none_unless(module: ModuleFacts, function: FunctionInfo | None, key: str) -> bool:
+def _none_unless(module: ModuleFacts, function: FunctionInfo | None, key: str,
+                 site: CollectiveSite | None = None) -> bool:
     """The function sets the local to a group or to None by a condition (`grp = mesh["dp"].get_group() if dims
     else None`, or the same as an if/else statement): it writes None for the case where there is no such group.
-    Not when the condition only asks whether the object the group comes from is there (`mesh.get_group() if
-    mesh is not None else None`): that passes its None on, and what None means for it is not said here; nor when
-    the branch that writes None also takes the world's size (`n = world_size; grp = None`): None is the world."""
-    if function is None or "." in key:
+    For `self.x`, any method of the class may (`if uses_tp: self.tp_group = ... else: self.tp_group = None` in
+    `__init__`). Not when the condition only asks whether the object the group comes from is there
+    (`mesh.get_group() if mesh is not None else None`): that passes its None on, and what None means for it is not
+    said here; nor when the branch that writes None also takes the world's size (`n = world_size; grp = None`):
+    None is the world."""
+    if function is None:
         return False
+    if key.startswith("self.") and key.count(".") == 1:
+        # An attribute set so is read where that condition no longer shows; the object's own state may still
+        # follow it (`else: self.pg = None; self.enabled = False`, then `if self.enabled: all_reduce(...)`), so only
+        # a collective that no test of the object's state leads to counts, in a function that does not set the
+        # attribute again on the way (`self._make_group()`), and not a point-to-point call (its peer is a global
+        # rank either way).
+        if site is None or site.collective.name in POINT_TO_POINT or _reads_own_state(site) or \
+                _refills(module, function, key):
+            return False
+        klass = module.env.class_of(function)
+        return klass is not None and any(_sets_none_unless(module, m, key) for c in module.env.mro(klass)
+                                         for m in c.methods.values())
+    if "." in key:
+        return False
+    return _sets_none_unless(module, function, key)
+
+
+def _reads_own_state(site: CollectiveSite) -> bool:
+    """Does a test on the collective's path read the object's state (`self.x`, `self.ready()`)?"""
+    if site.function is None or not site.path:
+        return False
+    taken = {test for test, _ in site.path}
+    return any(isinstance(n, ast.Name) and n.id in ("self", "cls") for node in ast.walk(site.function.node)
+               if id(node) in taken for n in ast.walk(node))
+
+
+def _refills(module: ModuleFacts, function: FunctionInfo, key: str) -> bool:
+    """Does the function call a method of its class that assigns ``key`` (`self._make_host_group()`)?"""
+    klass = module.env.class_of(function)
+    if klass is None:
+        return False
+    setters = {f.node.name for c in module.env.mro(klass) for f, _ in module.env.assigned_values(c).get(key, [])}
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in setters
+               and isinstance(n.func.value, ast.Name) and n.func.value.id == "self" for n in ast.walk(function.node))
+
+
+def _sets_none_unless(module: ModuleFacts, function: FunctionInfo, key: str) -> bool:
     for node in ast.walk(function.node):
         value: ast.IfExp | None = None
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.IfExp) \
-                and any(isinstance(t, ast.Name) and t.id == key for t in node.targets):
+                and any(dotted(t) == key for t in node.targets):
             value, counted = node.value, False
         elif isinstance(node, ast.If) and (value := _branch_values(node, key)) is not None:
             none_side = node.body if is_none(value.body) else node.orelse
@@ -699,21 +739,35 @@ def _none_unless(module: ModuleFacts, function: FunctionInfo | None, key: str) -
                 for s in none_side)
         if value is None:
             continue
-        if is_none(value.body) != is_none(value.orelse) and not _passes_on(value) and not counted:
+        if is_none(value.body) != is_none(value.orelse) and not _passes_on(value) and not counted \
+                and not _handed_in(function, value):
             return True
     return False
 
 
+def _handed_in(function: FunctionInfo, value: ast.IfExp) -> bool:
+    """`self.pg = None if on_host else pg` with `pg` a required parameter: the group exists (it was handed in), and
+    None is a placeholder for another one (made later), not a dimension that is not there."""
+    taken = value.orelse if is_none(value.body) else value.body
+    if not isinstance(taken, ast.Name):
+        return False
+    args = function.node.args
+    positional = [*args.posonlyargs, *args.args]
+    required = {a.arg for a in positional[: len(positional) - len(args.defaults)]}
+    required |= {a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=False) if d is None}
+    return taken.id in required
+
+
 def _branch_values(node: ast.AST, key: str) -> ast.IfExp | None:
     """`if cond: key = X else: key = None` as the conditional expression it is (the last assignment of the
-    local in each branch's own statements)."""
+    local, or of `self.x`, in each branch's own statements)."""
     if not isinstance(node, ast.If) or not node.orelse:
         return None
 
     def last(block: list[ast.stmt]) -> ast.expr | None:
         found = None
         for stmt in block:
-            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == key for t in stmt.targets):
+            if isinstance(stmt, ast.Assign) and any(dotted(t) == key for t in stmt.targets):
                 found = stmt.value
         return found
 

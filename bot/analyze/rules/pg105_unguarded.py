@@ -28,6 +28,35 @@ RULE = Rule(
         "confidence (the evidence is the same name elsewhere in the file) go to the PR summary, not inline."
     ),
     invalid=(
+        Invalid(  # the constructor writes None where the dimension is not used; a test of the data, not of the
+            # object's state, is all that stands before the collective
+            "import torch.distributed as dist\n"
+            "class Loader:\n"
+            "    def __init__(self, mesh, use_tp):\n"
+            "        if use_tp:\n"
+            "            self.tp_grp = mesh.get_group('tp')\n"
+            "        else:\n"
+            "            self.tp_grp = None\n"
+            "    def spread(self, metas, buf):\n"
+            "        for meta in metas:\n"
+            "            if meta['sharded']:\n"
+            "                dist.barrier(group=self.tp_grp)\n",
+            flagged="dist.barrier(group=self.tp_grp)",
+            fixed="import torch.distributed as dist\n"
+            "from deepspeed.comm import pg_utils\n\n"
+            "class Loader:\n"
+            "    def __init__(self, mesh, use_tp):\n"
+            "        if use_tp:\n"
+            "            self.tp_grp = mesh.get_group('tp')\n"
+            "        else:\n"
+            "            self.tp_grp = None\n"
+            "    def spread(self, metas, buf):\n"
+            "        for meta in metas:\n"
+            "            if meta['sharded']:\n"
+            "                if pg_utils.is_parallel(self.tp_grp):\n"
+            "                    dist.barrier(group=self.tp_grp)\n",
+            unsafe=True,
+        ),
         Invalid(
             "import deepspeed.comm as dist\n"
             "def reduce(t, tp_group=None):\n"
@@ -82,6 +111,26 @@ RULE = Rule(
         ),
     ),
     valid=(
+        # the None branch clears a flag of the object that the collective's path tests: it follows the group
+        "import torch.distributed as dist\n"
+        "class Sync:\n"
+        "    def __init__(self, reg, axis):\n"
+        "        if reg.size_of(axis) > 1:\n"
+        "            self.grp = reg.group_of(axis)\n"
+        "            self.enabled = True\n"
+        "        else:\n"
+        "            self.grp = None\n"
+        "            self.enabled = False\n"
+        "    def run(self, flat):\n"
+        "        if self.enabled:\n"
+        "            dist.all_reduce(flat, group=self.grp)\n",
+        # None is a placeholder for a group made later (the one handed in exists), filled before use
+        "import torch.distributed as dist\n"
+        "class Exchange:\n"
+        "    def __init__(self, dp_group, on_host=True):\n"
+        "        self.grp = None if on_host else dp_group\n"
+        "    def load(self, buf):\n"
+        "        dist.broadcast(buf, src=0, group=self.grp)\n",
         # the size counts the world when the group is None: None is the world here, as a docstring could say
         "import torch.distributed as dist\n"
         "class Strategy:\n"

@@ -132,7 +132,7 @@ def test_a_changed_multi_rank_outcome_is_detected() -> None:
         ("g is not None and dist.get_world_size(g) in (2, 4)", "only is/==/!="),
         ("g is not None and dist.get_world_size(g) > 'a'", "the constant"),
         ("().__class__.__base__.__subclasses__()", "call to"),
-        ("g.size() > 1", "call to `g.size`"),
+        ("g.size(0) > 1", "call to `g.size`"),  # one dimension of a mesh, not the group's size
         ("g is not None and (", "does not parse"),
         ("g is not None and dist.get_world_size(g) is 4", "`is` on an integer"),
         ("g is not None and dist.get_world_size(g) == True", "different kinds"),
@@ -189,3 +189,27 @@ def test_nothing_in_the_fixer_compiles_or_evaluates_text() -> None:
         used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} & names
         used |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)} & attributes
         assert not used, (path.name, used)
+
+
+@pytest.mark.parametrize(("old", "new"), [("g is not None and g.size() > 1", P), ("g is None or g.size() <= 1", NOT_P)])
+def test_the_groups_own_size_differs_only_where_it_raises(old: str, new: str) -> None:
+    """`g.size()` is g's world size where g is a group of this rank; it raises for torch's non-member placeholder
+    (an int), which the predicate answers instead: the rewrite changes that case alone, by design."""
+    result = check(old, new)
+    assert result.preserves_parallel and not result.equivalent
+    [differs] = result.differing
+    assert differs.state is STATES[1] and differs.old_raises is not None and "not in" in differs.old_raises
+    assert "old raises" in result.describe()
+
+
+@pytest.mark.parametrize("old", ["g is not None and g.size(0) > 1", "g is not None and h.size() > 1",
+                                 "g is not None and g.size(dim=1) > 1"])
+def test_a_size_with_arguments_or_of_another_object_is_unprovable(old: str) -> None:
+    with pytest.raises(Unprovable):
+        check(old)
+
+
+def test_a_bare_size_on_a_possibly_none_group_raises_for_none_too() -> None:
+    result = check("g.size() > 1")
+    raised = {o.state.name for o in result.outcomes if o.old_raises is not None}
+    assert raised == {STATES[0].name, STATES[1].name}

@@ -4,8 +4,9 @@ Nothing here compiles, evaluates or imports the text under analysis. A small int
 AST and knows only an allow-list: the group expression (a Name/Attribute chain, as a symbol), ``None``, ``True``
 / ``False`` and integer constants, ``is`` / ``is not`` / ``==`` / ``!=`` / integer orderings (chained too),
 ``and`` / ``or`` / ``not``, unary minus, calls of the comm module's ``get_world_size`` (resolved through the
-file's imports, like the analyzer does) and of the predicate whose only argument is the group, and opaque
-boolean operands named by the caller. Any other node raises :class:`Unprovable` naming it: the caller must
+file's imports, like the analyzer does) and of the predicate whose only argument is the group, the group's own
+``.size()`` (which raises where the group is None or excludes this rank), and opaque boolean operands named by the
+caller. Any other node raises :class:`Unprovable` naming it: the caller must
 then treat the rewrite as unproven. Nothing here knows rule codes.
 """
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 import ast
 import itertools
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypeAlias
 
 from bot.analyze.names import Names, dotted
@@ -92,19 +93,25 @@ class Vocabulary:
         return None
 
 
+class _Raises(Exception):
+    """Evaluating the expression raises in this state (`g.size()` on a group this rank is not in)."""
+
+
 @dataclass(frozen=True)
 class Outcome:
     state: State
     old: bool
     new: bool
     assumed: tuple[tuple[str, bool], ...] = ()  # opaque operands' (description, value) in this case
+    old_raises: str | None = None  # what the old expression raised here (then ``old`` means nothing)
 
     @property
     def same(self) -> bool:
-        return self.old == self.new
+        return self.old_raises is None and self.old == self.new
 
     def describe(self) -> str:
-        text = f"{self.state}: old {self.old}, new {self.new}"
+        old = f"raises ({self.old_raises})" if self.old_raises is not None else str(self.old)
+        text = f"{self.state}: old {old}, new {self.new}"
         if self.assumed:
             text += " (when " + ", ".join(f"{what} is {value}" for what, value in self.assumed) + ")"
         return text
@@ -229,12 +236,21 @@ def _vet(node: ast.AST, env: _Env) -> None:
         raise Unprovable(f"{what} {_show(node)}")
 
 
+def _own_size(node: ast.Call, env: _Env) -> bool:
+    """`g.size()` of the group itself, no arguments (a DeviceMesh's `size(dim)` is one dimension's)."""
+    func = node.func
+    return isinstance(func, ast.Attribute) and func.attr == "size" and not node.args and not node.keywords \
+        and dotted(func.value) == env.group
+
+
 def _without_subs(env: _Env) -> _Env:
     """A substituted expression is vetted without substitutions (no cycles)."""
     return _Env(env.group, env.vocabulary, {}, env.sizes, env.opaque, env.state, env.assignment)
 
 
 def _vet_call(node: ast.Call, env: _Env) -> None:
+    if _own_size(node, env):
+        return
     kind = env.vocabulary.kind(node.func)
     if kind is None:
         raise Unprovable(f"call to {_show(node.func)}")
@@ -302,6 +318,12 @@ def _value(node: ast.AST, env: _Env) -> Value:
         return GROUP if env.state.present else None
     if isinstance(node, ast.Call):
         group = GROUP if env.state.present else None
+        if _own_size(node, env):
+            if group is None:
+                raise _Raises(f"{_show(node)} on None")
+            if env.state.size < 0:  # torch's non-member placeholder is an int, with no `size`
+                raise _Raises(f"{_show(node)} on a group this rank is not in")
+            return env.state.size
         if env.vocabulary.kind(node.func) == "size":
             return _size(env, group)
         return group is not None and env.state.size > 1  # the predicate, as pg_utils.is_parallel defines it
@@ -376,7 +398,14 @@ def compare(
                 assignment = dict(zip(names, values, strict=True))
                 here = _Env(group_text, vocabulary, subs, env.sizes, placeholders, state, assignment)
                 assumed = tuple((placeholders[n], v) for n, v in assignment.items())
-                outcomes.append(Outcome(state, truth(old_node, here), truth(new_node, here), assumed))
+                try:
+                    outcome = Outcome(state, truth(old_node, here), False, assumed)
+                except _Raises as exc:
+                    outcome = Outcome(state, False, False, assumed, old_raises=str(exc))
+                try:
+                    outcomes.append(replace(outcome, new=truth(new_node, here)))
+                except _Raises as exc:
+                    raise Unprovable(f"the rewrite raises for a {state}: {exc}") from exc
     except RecursionError as exc:
         raise Unprovable("the expression is too deeply nested to analyse") from exc
     return Comparison(tuple(outcomes))

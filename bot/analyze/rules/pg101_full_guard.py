@@ -31,12 +31,26 @@ RULE = Rule(
     fix_safety=(
         "Safe (applied by `pg-bot fix`) when the rewrite is proven equivalent in all four group states (None, "
         "non-member, single rank, multi-rank) by interpreting the allow-listed AST; `!= 1` differs for a "
-        "non-member and needs `--unsafe-fixes`. A guard split over nested ifs (`if g is not None:` holding only "
-        "`if ws(g) > 1:`, neither with an `else`) becomes one `if pg_utils.is_parallel(g):` on the same terms, its "
+        "non-member and needs `--unsafe-fixes`, as `g.size() > 1` does (it raises there). A guard split over "
+        "nested ifs (`if g is not None:` holding only `if ws(g) > 1:`, neither with an `else`) becomes one `if pg_utils.is_parallel(g):` on the same terms, its "
         "body moved up a level; other split guards (an early exit then a test, a flag, an `elif`) are reported "
         "with no automatic fix: merge them by hand into one `is_parallel` test."
     ),
     invalid=(
+        Invalid(  # the group's own size: the same number, but it raises on a rank outside the group, which the
+            # predicate skips instead (so the fix needs --unsafe-fixes)
+            "import torch.distributed as dist\n"
+            "def f(t, g=None):\n"
+            "    if g is not None and g.size() > 1:\n"
+            "        dist.all_reduce(t, group=g)\n",
+            flagged="g is not None and g.size() > 1",
+            fixed="import torch.distributed as dist\n"
+            "from deepspeed.comm import pg_utils\n\n"
+            "def f(t, g=None):\n"
+            "    if pg_utils.is_parallel(g):\n"
+            "        dist.all_reduce(t, group=g)\n",
+            unsafe=True,
+        ),
         Invalid(  # a `match` split the same way: `case None` first, the size in the next case's guard
             "import torch.distributed as dist\n"
             "def f(t, group=None):\n"

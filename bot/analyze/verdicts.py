@@ -174,7 +174,8 @@ def decide(module: ModuleFacts) -> Verdicts:
             continue
         if f.nonnull:
             if not site.separate and _owner(module, site.key, site.function) not in world \
-                    and not _world_sized_when_none(module, site.key, site.function):
+                    and not _world_sized_when_none(module, site.key, site.function) \
+                    and not _is_world_key(module, site.key):
                 # (a helper of another file may test the size on the way: `sp_gather(x, mesh)` exits on one rank)
                 below = site.collective.family == "wrapper" and module.ctx.sizes_elsewhere(site.call)
                 v.none_only.extend(NoneOnly(site, c, site.key, site.function, sized_below=below)
@@ -494,6 +495,16 @@ def _absent_evidence(module: ModuleFacts, world: set[str]) -> dict[str, set[str]
             if owner not in world:
                 found.setdefault(leaf_name(key), set()).add(owner)
     return found
+
+
+def _is_world_key(module: ModuleFacts, key: str) -> bool:
+    """Is the group the world itself (`tp_group = dist.group.WORLD`, then `if tp_group is not None:`)? Its None
+    test asks whether the default group exists yet, not whether a dimension is there."""
+    try:
+        node = ast.parse(key, mode="eval").body
+    except SyntaxError:
+        return False
+    return isinstance(node, ast.Attribute) and module.ctx.is_world(node)
 
 
 def _owner(module: ModuleFacts, key: str, function: FunctionInfo | None) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from bot.analyze.rules.base import Reporter, code_span
-from bot.analyze.terms import none_test
+from bot.analyze.terms import none_test, without_not
 from bot.model import Invalid, NoneOnlyPayload, Rule
 
 RULE = Rule(
@@ -23,6 +23,23 @@ RULE = Rule(
     fix="`pg_utils.is_parallel(g)` (`not pg_utils.is_parallel(g)` in an early exit).",
     fix_safety="Needs `--unsafe-fixes`: it skips single-rank and non-member groups, which is the point.",
     invalid=(
+        Invalid(  # tested through an alias: the finding and its fix name what the test reads
+            "import torch.distributed as dist\n"
+            "def backward(ctx, grad):\n"
+            "    pg = ctx.process_group\n"
+            "    if pg is not None:\n"
+            "        dist.all_reduce(grad, group=pg)\n"
+            "    return grad\n",
+            flagged="pg is not None",
+            fixed="import torch.distributed as dist\n"
+            "from deepspeed.comm import pg_utils\n\n"
+            "def backward(ctx, grad):\n"
+            "    pg = ctx.process_group\n"
+            "    if pg_utils.is_parallel(pg):\n"
+            "        dist.all_reduce(grad, group=pg)\n"
+            "    return grad\n",
+            unsafe=True,
+        ),
         Invalid(  # `case None:` tests the subject for None as `if group is None:` does; no expression replaces a
             # pattern, so the fix is left to a person
             "import torch.distributed as dist\n"
@@ -133,6 +150,12 @@ RULE = Rule(
         ),
     ),
     valid=(
+        # the world group under another name: its None test asks whether the default group exists yet
+        "import torch.distributed as dist\n"
+        "def bench(t):\n"
+        "    tp_group = dist.group.WORLD\n"
+        "    if tp_group is not None:\n"
+        "        dist.barrier(group=tp_group)\n",
         # a type test dispatches between a group and a stand-in for one: no None test, nothing absent is skipped
         "import torch.distributed as dist\n"
         "from torch.distributed import ProcessGroup\n"
@@ -193,8 +216,11 @@ def check(r: Reporter) -> None:
         test = none_test(check.node)
         absent = test.is_none if test is not None else _negated_truthiness(check.node)
         group = n.key
-        if test is not None and isinstance(test.target, ast.Call):
-            group = r.text(test.target)  # `getattr(self, "g", None)`: a missing attribute must stay None, not raise
+        target = test.target if test is not None else without_not(check.node)
+        if isinstance(target, ast.Name | ast.Attribute) or (test is not None and isinstance(target, ast.Call)):
+            # the name the test reads (an alias, `pg = ctx.group`, or `getattr(self, "g", None)`, whose missing
+            # attribute must stay None, not raise): the rewrite replaces that test, in its own words
+            group = r.text(target)
         replacement = f"not {r.predicate}({group})" if absent else f"{r.predicate}({group})"
         where = (f"{code_span(site.collective.name)} on {code_span(group)}" if n.call is None else
                  f"{code_span(r.text(n.call.call.func))}, which runs {code_span(site.collective.name)} on it")

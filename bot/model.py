@@ -92,6 +92,10 @@ class SplitGuardPayload:
     bound: int
     nonmember_bug: bool
     collective: str | None  # the collective the split guard protects; None for a flag set from it
+    # one test of a size that is 1 when the group is None (none_check == size_check): the local/attribute it is
+    # read through (`n`) and its value for a None group (`ws(g) if g is not None else 1` -> 1)
+    size_via: str | None = None
+    size_when_none: int | None = None
 
 
 @dataclass(frozen=True)

@@ -475,16 +475,28 @@ def test_a_split_guard_is_refused_naming_the_lines_to_merge() -> None:
     assert "`pg_utils.is_parallel(g)`" in result.refused[0][1]
 
 
-def test_a_single_rank_test_of_a_none_safe_size_reads_not_is_parallel_in_the_finding_and_the_refusal() -> None:
+def test_a_single_rank_test_of_a_none_safe_size_reads_not_is_parallel_and_its_not_goes_with_the_fix() -> None:
     from bot.analyze import analyze_source
 
     src = DIST + ("def f(t, g=None):\n    n = dist.get_world_size(g) if g is not None else 1\n"
                   "    if not (n <= 1):\n        dist.all_reduce(t, group=g)\n")
     [finding] = analyze_source("m.py", src, CONFIG).findings
     assert finding.code == "PG101" and "use `not pg_utils.is_parallel(g)`" in finding.message
-    result = fix_source(src, [finding], CONFIG, unsafe=True)
-    assert result.source == src
-    assert "replace the test by hand with `not pg_utils.is_parallel(g)`" in result.refused[0][1]
+    result = fix_source(src, [finding], CONFIG)  # `<= 1` is False for a non-member too: safe
+    assert "    if pg_utils.is_parallel(g):\n" in result.source and "not (" not in result.source
+    assert "n = dist.get_world_size(g) if g is not None else 1" in result.source  # the size stays
+
+
+def test_a_none_safe_size_of_an_attribute_is_left_to_a_person() -> None:
+    from bot.analyze import analyze_source
+
+    src = DIST + ("class C:\n    def __init__(self):\n        self.n = 1\n    def setup(self, g=None):\n"
+                  "        self.g = g\n        if g is not None:\n            self.n = dist.get_world_size(g)\n"
+                  "    def step(self, t):\n        if self.n > 1:\n            dist.all_reduce(t, group=self.g)\n")
+    findings = analyze_source("m.py", src, CONFIG).findings
+    assert [f.code for f in findings] == ["PG101"]
+    result = fix_source(src, findings, CONFIG, unsafe=True)
+    assert result.source == src and "check that the group is defined wherever the size is" in result.refused[0][1]
 
 
 def test_span_that_is_not_a_node_is_refused() -> None:

@@ -320,10 +320,7 @@ def _full_guard(finding: Finding, ctx: Context) -> Plan:
         split = _payload(finding, SplitGuardPayload)
         call = ctx.call(group, negative=finding.code == "PG102")
         if split.none_check == split.size_check:  # one test of a size that is 1 when the group is None
-            if split.op in ("==", "<=", "<"):  # the single-rank side (`n <= 1`, an early exit or `not (...)`)
-                call = ctx.call(group, negative=True)
-            raise Refused(f"the None test is in the size's definition, not at line {split.size_check.line}: replace "
-                          f"the test by hand with {code(call)} (check that the size is not used to mean more)")
+            return _none_safe_size(finding, ctx, split, group)
         merged = _merge_split(finding, ctx, split, group)
         if merged is not None:
             return merged
@@ -364,6 +361,33 @@ def _full_guard(finding: Finding, ctx: Context) -> Plan:
     if kept:
         note += f"; the other {kept} operand(s) of the chain stay, in order"
     return Plan(finding, ops, safe, note, comparison)
+
+
+def _none_safe_size(finding: Finding, ctx: Context, split: SplitGuardPayload, group: str) -> Plan:
+    """`n = ws(g) if g is not None else 1` then `if n > 1:`: the test becomes the predicate and the size stays
+    (other code may read it), proved with `n` holding g's size, or its fallback when g is None."""
+    # the single-rank side (`n <= 1`, an early exit or `not (...)`) is the negation
+    single = split.op in ("==", "<=", "<")
+    call = ctx.call(group, negative=single)
+    via, fallback = split.size_via, split.size_when_none
+    if via is None or fallback is None or "." in via or "." in group:
+        # (an attribute may exist where the group's attribute does not yet: `self.n = 1` in `__init__`, the group
+        # set up later; only a local size of a local group is rewritten)
+        raise Refused(f"the None test is in the size's definition, not at line {split.size_check.line}: replace "
+                      f"the test by hand with {code(call)} (check that the group is defined wherever the size is)")
+    where, old = split.size_check, ctx.text(split.size_check)
+    inverted = ctx.parent(ctx.expr_at(where))
+    if isinstance(inverted, ast.UnaryOp) and isinstance(inverted.op, ast.Not) and \
+            (outer := ctx.span_of(inverted)) is not None:
+        # `not (n <= 1)` is the predicate itself, not `not (not ...)`: the `not` goes too
+        where, old, call = outer, ctx.text(outer), ctx.call(group, negative=not single)
+    ops: list[Op] = [ReplaceExpr(where, call)]
+    try:
+        comparison = _compare(ctx, old, call, group, sizes={via: fallback})
+    except Unproven as exc:
+        return _unproven(finding, ops, str(exc))
+    safe, note = _judge(comparison, "this hand-written guard disagrees with the predicate")
+    return Plan(finding, ops, safe, f"{note}; `{via}` stays for whatever else reads it", comparison)
 
 
 def _merge_split(finding: Finding, ctx: Context, split: SplitGuardPayload, group: str) -> Plan | None:

@@ -63,6 +63,8 @@ def report_split(r: Reporter, rule: Rule, split: Split) -> None:
         bound=compare.bound,
         nonmember_bug=compare.nonmember_bug,
         collective=split.protects,
+        size_via=split.size.term.via if safe and isinstance(split.size.term, SizeOf) else None,
+        size_when_none=split.size.term.fallback if safe and isinstance(split.size.term, SizeOf) else None,
     )
     shape, note = "split over several tests ", ""
     span = r.span(first)

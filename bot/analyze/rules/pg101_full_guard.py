@@ -33,7 +33,8 @@ RULE = Rule(
         "non-member, single rank, multi-rank) by interpreting the allow-listed AST; `!= 1` differs for a "
         "non-member and needs `--unsafe-fixes`, as `g.size() > 1` does (it raises there). A guard split over "
         "nested ifs (`if g is not None:` holding only `if ws(g) > 1:`, neither with an `else`) becomes one `if pg_utils.is_parallel(g):` on the same terms, its "
-        "body moved up a level; other split guards (an early exit then a test, a flag, an `elif`) are reported "
+        "body moved up a level; a test of a local size that is 1 when the group is None (`n = ws(g) if g is not None "
+        "else 1`, then `if n > 1:`) becomes the predicate, the size kept; other split guards (an early exit then a test, a flag, an `elif`) are reported "
         "with no automatic fix: merge them by hand into one `is_parallel` test."
     ),
     invalid=(
@@ -196,6 +197,19 @@ RULE = Rule(
             "        else:\n"
             "            self.use_ulysses = False\n",
             flagged="sp_n > 1",
+            # the test becomes the predicate; the size stays for whatever else reads it
+            fixed="import torch.distributed as dist\n"
+            "from deepspeed.comm import pg_utils\n\n"
+            "class Attention:\n"
+            "    def __init__(self, sp_group=None):\n"
+            "        if sp_group is None:\n"
+            "            sp_n = 1\n"
+            "        else:\n"
+            "            sp_n = dist.get_world_size(sp_group)\n"
+            "        if pg_utils.is_parallel(sp_group):\n"
+            "            self.use_ulysses = True\n"
+            "        else:\n"
+            "            self.use_ulysses = False\n",
         ),
         Invalid(  # the guard in front of a call into a helper that communicates on what it is given
             "import torch.distributed as dist\n"

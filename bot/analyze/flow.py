@@ -876,7 +876,7 @@ class Walker:
         if isinstance(node, ast.Call) and is_group_type_test(node):
             # `isinstance(pg, ProcessGroup)`: pg is there, but this dispatches on a type (a group or a stateless
             # stand-in), it does not skip an absent dimension: no guard, as after `assert pg is not None`
-            return self._present(s, node.args[0]) if value else s
+            return self._none(s, node.args[0], True, None, None) if value else s
         nt = none_test(node)
         if nt is not None:
             return self._none(s, nt.target, nt.is_none != value, Check(node, whole, negated, "none"), nt)
@@ -948,31 +948,22 @@ class Walker:
                 return self._none(s, node, value, Check(node, whole, negated, "none"), NoneTest(node, is_none=False))
         return s
 
-    def _none(self, s: State, target: ast.expr, present: bool, check: Check, test: NoneTest) -> State:
+    def _none(self, s: State, target: ast.expr, present: bool, check: Check | None, test: NoneTest | None) -> State:
+        """``check`` None: ``target`` is known present with no test to report (`isinstance(pg, ProcessGroup)`)."""
         key = self.canon(target, s)
         if key is None:
             return s
         s = s.copy()
         for k in self.equal(s, key):
             f = self.facts(s, k)
-            if present and (k in self.parallel_only or self._parallel_attribute(k)):
+            if present and check is not None and (k in self.parallel_only or self._parallel_attribute(k)):
                 # present means several ranks: the predicate's answer
                 s.groups[k] = Facts(Null.NOT_NONE, f.nonnull | {check}, f.size, f.pred | {check._replace(kind="pred")})
             elif present:
-                s.groups[k] = Facts(Null.NOT_NONE, f.nonnull | {check}, f.size, f.pred)
+                s.groups[k] = Facts(Null.NOT_NONE, f.nonnull | {check} if check is not None else f.nonnull, f.size,
+                                    f.pred)
             else:
-                s.groups[k] = Facts(Null.MAYBE if _truthiness(check) else Null.NONE)
-        return s
-
-    def _present(self, s: State, target: ast.expr) -> State:
-        """``target`` is known not None here, with no check to report."""
-        key = self.canon(target, s)
-        if key is None:
-            return s
-        s = s.copy()
-        for k in self.equal(s, key):
-            f = self.facts(s, k)
-            s.groups[k] = Facts(Null.NOT_NONE, f.nonnull, f.size, f.pred)
+                s.groups[k] = Facts(Null.MAYBE if check is not None and _truthiness(check) else Null.NONE)
         return s
 
     def _bool_form(self, node: ast.IfExp) -> ast.BoolOp | None:

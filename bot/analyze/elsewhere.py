@@ -18,7 +18,7 @@ from typing import NamedTuple, TypeVar
 from bot.analyze.group_methods import method_receiver
 from bot.analyze.names import absolute_module, dotted, leaf_name
 from bot.analyze.scan import GROUP_NAME, WRAPPER_NAME
-from bot.analyze.terms import UNREACHABLE, is_none, none_test, size_compare, without_not
+from bot.analyze.terms import UNREACHABLE, group_argument, is_none, none_test, size_compare, without_not
 
 Reader = Callable[[str], "str | None"]  # a '/'-separated path from the project root -> its text (None: absent)
 _Node = TypeVar("_Node", ast.FunctionDef, ast.ClassDef)  # what a file is searched for (a helper or a Function)
@@ -276,7 +276,7 @@ def _size_of_param(term: ast.expr, params: set[str]) -> bool:
         return True
     if not isinstance(term, ast.Call) or not (dotted(term.func) or "").endswith("world_size"):
         return False
-    group = next((k.value for k in term.keywords if k.arg == "group"), term.args[0] if term.args else None)
+    group = group_argument(term)
     return group is not None and any(_named(group, p) for p in params)
 
 

@@ -35,6 +35,7 @@ from bot.analyze.terms import (
     SizeOf,
     SizeTerm,
     bool_form,
+    group_argument,
     is_bool_call,
     is_group_type_test,
     join_null,
@@ -1242,7 +1243,7 @@ class Walker:
         found: set[str] = set()
         for node in ast.walk(value):
             if isinstance(node, ast.Call) and self.ctx.comm_function(node) in _RANK_LISTS:
-                group = next((k.value for k in node.keywords if k.arg == "group"), node.args[0] if node.args else None)
+                group = group_argument(node)
                 key = self.canon(group, s) if group is not None else None
                 if key is None:
                     return None

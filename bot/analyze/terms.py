@@ -180,6 +180,12 @@ def none_test(node: ast.expr) -> NoneTest | None:
 _BACKEND_GROUPS = frozenset(f"ProcessGroup{b}" for b in ("NCCL", "Gloo", "MPI", "UCC", "XCCL", "HCCL", "CCL", "Wrapper"))
 
 
+def group_argument(call: ast.Call) -> ast.expr | None:
+    """The group a size or rank query is asked of (`get_world_size(group=g)`, `get_process_group_ranks(g)`): the
+    `group=` keyword, else the first positional argument."""
+    return next((k.value for k in call.keywords if k.arg == "group"), call.args[0] if call.args else None)
+
+
 def is_group_type_test(call: ast.Call) -> bool:
     """`isinstance(g, ProcessGroup)`: `dist.ProcessGroup` or a backend's (`ProcessGroupNCCL`), not a class that
     only holds groups (`ProcessGroupCollection`)."""

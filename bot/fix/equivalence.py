@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import itertools
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TypeAlias
 
 from bot.analyze.names import Names, dotted
@@ -399,13 +399,14 @@ def compare(
                 here = _Env(group_text, vocabulary, subs, env.sizes, placeholders, state, assignment)
                 assumed = tuple((placeholders[n], v) for n, v in assignment.items())
                 try:
-                    outcome = Outcome(state, truth(old_node, here), False, assumed)
-                except _Raises as exc:
-                    outcome = Outcome(state, False, False, assumed, old_raises=str(exc))
+                    old_value, raised = truth(old_node, here), None
+                except _Raises as exc:  # (the old code may crash where the predicate answers)
+                    old_value, raised = False, str(exc)
                 try:
-                    outcomes.append(replace(outcome, new=truth(new_node, here)))
+                    new_value = truth(new_node, here)
                 except _Raises as exc:
                     raise Unprovable(f"the rewrite raises for a {state}: {exc}") from exc
+                outcomes.append(Outcome(state, old_value, new_value, assumed, old_raises=raised))
     except RecursionError as exc:
         raise Unprovable("the expression is too deeply nested to analyse") from exc
     return Comparison(tuple(outcomes))

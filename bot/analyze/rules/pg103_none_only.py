@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from bot.analyze.rules.base import Reporter, code_span
-from bot.analyze.terms import none_test, without_not
+from bot.analyze.terms import none_test, presence
 from bot.model import Invalid, NoneOnlyPayload, Rule
 
 RULE = Rule(
@@ -213,11 +213,11 @@ RULE = Rule(
 def check(r: Reporter) -> None:
     for n in r.verdicts.none_only:
         check, site = n.check, n.site
-        test = none_test(check.node)
-        absent = test.is_none if test is not None else _negated_truthiness(check.node)
+        target, present = presence(check.node)
+        absent = not present
         group = n.key
-        target = test.target if test is not None else without_not(check.node)
-        if isinstance(target, ast.Name | ast.Attribute) or (test is not None and isinstance(target, ast.Call)):
+        if isinstance(target, ast.Name | ast.Attribute) or \
+                (isinstance(target, ast.Call) and none_test(check.node) is not None):
             # the name the test reads (an alias, `pg = ctx.group`, or `getattr(self, "g", None)`, whose missing
             # attribute must stay None, not raise): the rewrite replaces that test, in its own words
             group = r.text(target)
@@ -232,7 +232,3 @@ def check(r: Reporter) -> None:
             n.function, group=group, kind="negative" if absent else "positive",
             payload=NoneOnlyPayload(test=r.text(check.node), collective=site.collective.name),
         )
-
-
-def _negated_truthiness(node: object) -> bool:
-    return isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)

@@ -51,6 +51,7 @@ def report_split(r: Reporter, rule: Rule, split: Split) -> None:
     none, size = _here(split.none, split.function), _here(split.size, split.function)
     first = min((none, size), key=lambda n: (n.lineno, n.col_offset))
     safe = split.none is split.size  # one test of a size that is 1 when the group is None
+    term = split.size.term if safe and isinstance(split.size.term, SizeOf) else None  # (that size)
     text = r.text(size) if safe else f"{r.text(none)} ... {r.text(size)}"
     payload = SplitGuardPayload(
         none_check=r.span(none),
@@ -63,16 +64,15 @@ def report_split(r: Reporter, rule: Rule, split: Split) -> None:
         bound=compare.bound,
         nonmember_bug=compare.nonmember_bug,
         collective=split.protects,
-        size_via=split.size.term.via if safe and isinstance(split.size.term, SizeOf) else None,
-        size_when_none=split.size.term.fallback if safe and isinstance(split.size.term, SizeOf) else None,
+        size_via=term.via if term is not None else None,
+        size_when_none=_fallback(term),
     )
     shape, note = "split over several tests ", ""
     span = r.span(first)
     if safe:
-        term = split.size.term
-        fallback = term.fallback if isinstance(term, SizeOf) else None
+        fallback = term.fallback if term is not None else None
         shape, note = "", f" (a size that is {1 if fallback is None else fallback} when `{split.key}` is None)"
-        defined = _local_definition(split.function, term.via if isinstance(term, SizeOf) else None, span.line)
+        defined = _local_definition(split.function, term.via if term is not None else None, span.line)
         if defined is not None and isinstance(defined.value, ast.IfExp) and \
                 span.line - (defined.end_lineno or defined.lineno) <= 2:
             # `n = ws(g) if g is not None else 1` right above the test: the guard's None test is in that

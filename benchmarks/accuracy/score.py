@@ -6,8 +6,9 @@ labellers' own snippets in `snippets/`.
 A labelled file is read with `git --git-dir MIRROR show COMMIT:PATH` (MIRROR = <mirrors>/<owner>+<name>/repo,
 as `fetch` leaves it), never executed. pg-bot runs on exactly the files each label set lists. A finding matches a
 positive label when it is in the same file and its first line lies in the label's [line, end_line]; its code must
-be the label's code. Every finding that matches no positive label is a false positive (findings on `ambiguous`
-sites are left out). Recall is per kind; precision over all findings.
+be the label's code. A label naming several groups (`group: a / b`, one guard testing each) also takes one more
+finding of its code per further group. Every finding that matches no positive label is a false positive (findings
+on `ambiguous` sites are left out). Recall is per kind; precision over all findings.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ class Label:
     end_line: int
     kind: str
     note: str = ""
+    groups: int = 1  # a guard of several groups (`group: a / b`) stands for one finding per group
 
     @property
     def code(self) -> str | None:
@@ -90,6 +92,9 @@ class Score:
             self.found[lab.kind] += 1
             if match.code != lab.code:
                 self.wrong_code.append((lab, match))
+            # the other groups' findings of the same guard are right too (counted once as a site, never as FPs)
+            others = [f for f in findings if id(f) not in used and lab.covers(f) and f.code == lab.code]
+            used.update(id(f) for f in others[: lab.groups - 1])
         for f in findings:
             if id(f) in used:
                 continue
@@ -132,7 +137,7 @@ def labels_of(doc: dict[str, Any], origin: str) -> list[Label]:
     for site in doc.get("sites") or []:
         line = int(site["line"])
         out.append(Label(origin, site["path"], line, int(site.get("end_line") or line), site["kind"],
-                         str(site.get("note", ""))))
+                         str(site.get("note", "")), len(str(site.get("group", "")).split(" / "))))
     return out
 
 

@@ -209,7 +209,77 @@ def decide(module: ModuleFacts) -> Verdicts:
     _sized_through_callers(v, reaches, callers, world)
     _exits_before_other_communication(v, paired)
     _safe_flags(v, world)
+    v.none_only = [n for n in _without_warm_ups(module, v.none_only) if not _tests_tensor_mesh(n)]
     return v
+
+
+def _tests_tensor_mesh(n: NoneOnly) -> bool:
+    """`mesh = getattr(x, "device_mesh", None)`, then `if mesh is None:`: the test asks whether x is a DTensor
+    (on a one-rank mesh it still is one, and code after the test counts on that), not whether a dimension is
+    there."""
+    target, _ = presence(n.check.node)
+    if isinstance(target, ast.Name) and n.function is not None:
+        bound = [node.value for node in ast.walk(n.function.node) if isinstance(node, ast.Assign)
+                 and any(isinstance(t, ast.Name) and t.id == target.id for t in node.targets)]
+        return len(bound) == 1 and _mesh_of_tensor(bound[0])
+    return _mesh_of_tensor(target)
+
+
+def _mesh_of_tensor(node: ast.expr) -> bool:
+    """`x.device_mesh` or `getattr(x, "device_mesh", None)`, x not the object itself (a module's own mesh)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+            and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
+        owner, attr = node.args[0], node.args[1].value
+    elif isinstance(node, ast.Attribute):
+        owner, attr = node.value, node.attr
+    else:
+        return False
+    return attr == "device_mesh" and not (isinstance(owner, ast.Name) and owner.id in ("self", "cls"))
+
+
+# torch's factories of a fresh tensor (`torch.zeros(1, device=dev)`)
+_FACTORIES = frozenset({"zeros", "ones", "empty", "full", "tensor", "rand", "randn"})
+
+
+def _without_warm_ups(module: ModuleFacts, none_only: list[NoneOnly]) -> list[NoneOnly]:
+    """A None test all of whose collectives are warm-ups guards nothing a single rank would get wrong: running
+    them on a one-rank group is harmless, and a warm-up loop means to reach every group there is."""
+    useful = {id(n.check.test) for n in none_only if not _warm_up(module, n.site)}
+    return [n for n in none_only if id(n.check.test) in useful]
+
+
+def _warm_up(module: ModuleFacts, site: CollectiveSite) -> bool:
+    """The collective's result is dropped and its data is a throwaway tensor: made on the spot from constants
+    (`all_reduce(torch.zeros(1).cuda(), group=g)`), or a local made so that nothing but collectives reads
+    (`dummy = torch.ones(1)`): it computes nothing, it only sets up or syncs the communicator."""
+    if site.result_used or site.function is None or not site.call.args:
+        return False
+    data = site.call.args[0]
+    if _fresh_constant(data):
+        return True
+    if not isinstance(data, ast.Name):
+        return False
+    bound = [n.value for n in ast.walk(site.function.node) if isinstance(n, ast.Assign)
+             and any(isinstance(t, ast.Name) and t.id == data.id for t in n.targets)]
+    if len(bound) != 1 or not _fresh_constant(bound[0]):
+        return False
+    handed = {id(a) for c in module.sites.collectives.values() if c.function is site.function for a in c.call.args}
+    return all(id(n) in handed for n in ast.walk(site.function.node)
+               if isinstance(n, ast.Name) and n.id == data.id and isinstance(n.ctx, ast.Load))
+
+
+def _fresh_constant(node: ast.expr) -> bool:
+    """`torch.zeros(1)`, `torch.ones(1, device=dev).cuda()`, `torch.tensor([0.0]).to(dev)`: positional
+    arguments constants only."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("cuda", "to"):
+        node = node.func.value
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _FACTORIES \
+        and dotted(node.func.value) == "torch" and all(_constant(a) for a in node.args)
+
+
+def _constant(node: ast.expr) -> bool:
+    return all(isinstance(n, ast.Constant | ast.List | ast.Tuple | ast.Load | ast.UnaryOp | ast.USub)
+               for n in ast.walk(node))
 
 
 def _sized(v: Verdicts, site: CollectiveSite, f: Facts, paired: set[tuple[int, int]], world: set[str]) -> bool:
@@ -707,7 +777,7 @@ def _none_unless(module: ModuleFacts, function: FunctionInfo | None, key: str,
         # a collective that no test of the object's state leads to counts, in a function that does not set the
         # attribute again on the way (`self._make_group()`), and not a point-to-point call (its peer is a global
         # rank either way).
-        if site is None or site.collective.name in POINT_TO_POINT or _reads_own_state(site) or \
+        if site is None or site.collective.name in POINT_TO_POINT or _reads_own_state(module, site) or \
                 _refills(module, function, key):
             return False
         klass = module.env.class_of(function)
@@ -718,13 +788,28 @@ def _none_unless(module: ModuleFacts, function: FunctionInfo | None, key: str,
     return _sets_none_unless(module, function, key)
 
 
-def _reads_own_state(site: CollectiveSite) -> bool:
-    """Does a test on the collective's path read the object's state (`self.x`, `self.ready()`)?"""
-    if site.function is None or not site.path:
+def _reads_own_state(module: ModuleFacts, site: CollectiveSite) -> bool:
+    """Does a test on the collective's path read the object's state (`self.x`, `self.ready()`), or is its method
+    called in the file only where one does (`if self._sync: self._reduce_buffers()`)?"""
+    return site.function is not None and (_path_reads_self(site.function, site.path)
+                                          or _called_under_own_state(module, site.function, _MAX_HELPER_DEPTH))
+
+
+def _path_reads_self(function: FunctionInfo, path: frozenset[tuple[int, bool]]) -> bool:
+    if not path:
         return False
-    taken = {test for test, _ in site.path}
-    return any(isinstance(n, ast.Name) and n.id in ("self", "cls") for node in ast.walk(site.function.node)
+    taken = {test for test, _ in path}
+    return any(isinstance(n, ast.Name) and n.id in ("self", "cls") for node in ast.walk(function.node)
                if id(node) in taken for n in ast.walk(node))
+
+
+def _called_under_own_state(module: ModuleFacts, function: FunctionInfo, depth: int) -> bool:
+    """The method is called in the file (once at least), and every call is behind a test of the object's state,
+    there or in its own callers (``depth`` hops)."""
+    calls = [c for c in module.sites.calls.values() if c.callee.node is function.node]
+    return depth > 0 and bool(calls) and all(
+        c.function is not None and (_path_reads_self(c.function, c.path)
+                                    or _called_under_own_state(module, c.function, depth - 1)) for c in calls)
 
 
 def _refills(module: ModuleFacts, function: FunctionInfo, key: str) -> bool:

@@ -78,6 +78,27 @@ RULE = Rule(
             "        reduce_scatter_coalesced(ts, dp_group)\n",
             unsafe=True,
         ),
+        Invalid(  # a fresh tensor whose reduced value is read is no warm-up: it carries a result
+            "import torch\n"
+            "import torch.distributed as dist\n"
+            "def any_rank(flag, pg=None):\n"
+            "    found = torch.zeros(1)\n"
+            "    found[0] = flag\n"
+            "    if pg is not None:\n"
+            "        dist.all_reduce(found, group=pg)\n"
+            "    return bool(found.item())\n",
+            flagged="pg is not None",
+            fixed="import torch\n"
+            "import torch.distributed as dist\n"
+            "from deepspeed.comm import pg_utils\n\n"
+            "def any_rank(flag, pg=None):\n"
+            "    found = torch.zeros(1)\n"
+            "    found[0] = flag\n"
+            "    if pg_utils.is_parallel(pg):\n"
+            "        dist.all_reduce(found, group=pg)\n"
+            "    return bool(found.item())\n",
+            unsafe=True,
+        ),
         Invalid(
             "import deepspeed.comm as dist\n"
             "def f(t, group=None):\n"
@@ -166,6 +187,31 @@ RULE = Rule(
         "    else:\n"
         "        t = pg.sum_all(t)\n"
         "    return t\n",
+        # a warm-up: a throwaway tensor reduced on every group there is (a one-rank group included), its result
+        # never read; skipping single-rank groups is not what it wants
+        "import torch\n"
+        "import torch.distributed as dist\n"
+        "def warm_up(getters, dev):\n"
+        "    dummy = torch.zeros(1, device=dev)\n"
+        "    for get in getters:\n"
+        "        pg = get()\n"
+        "        if pg is not None:\n"
+        "            dist.all_reduce(dummy, group=pg)\n",
+        "import torch\n"
+        "import torch.distributed as dist\n"
+        "def warm_up(groups):\n"
+        "    for pg in groups:\n"
+        "        if pg is None:\n"
+        "            continue\n"
+        "        dist.all_reduce(torch.ones(1).cuda(), group=pg)\n",
+        # a tensor's mesh: its None test asks whether the tensor is a DTensor, which it is on one rank too
+        "import torch.distributed as dist\n"
+        "def replicate(steps, x):\n"
+        "    mesh = getattr(x, 'device_mesh', None)\n"
+        "    if mesh is None:\n"
+        "        return steps\n"
+        "    dist.broadcast(steps, src=0, group=mesh)\n"
+        "    return steps\n",
         # `case None: raise ...` is a precondition, as `if g is None: raise ...` is
         "import torch.distributed as dist\n"
         "def f(x, g=None):\n"

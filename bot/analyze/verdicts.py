@@ -274,12 +274,15 @@ def _fresh_constant(node: ast.expr) -> bool:
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("cuda", "to"):
         node = node.func.value
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _FACTORIES \
-        and dotted(node.func.value) == "torch" and all(_constant(a) for a in node.args)
+        and dotted(node.func.value) == "torch" and all(_literal(a) for a in node.args)
 
 
-def _constant(node: ast.expr) -> bool:
-    return all(isinstance(n, ast.Constant | ast.List | ast.Tuple | ast.Load | ast.UnaryOp | ast.USub)
-               for n in ast.walk(node))
+def _literal(node: ast.expr) -> bool:
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
 
 
 def _sized(v: Verdicts, site: CollectiveSite, f: Facts, paired: set[tuple[int, int]], world: set[str]) -> bool:

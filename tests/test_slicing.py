@@ -110,6 +110,33 @@ class Opt:
         if self.tp_size > 1:
             dist.all_reduce(t, group=self.tp_group)
 """,
+    "a helper called through a local that names it": f"""
+def _reduce(t, group):
+    dist.all_reduce(t, group=group)
+def _scatter(t, group):
+    dist.reduce_scatter_tensor(t, t, group=group)
+def unrelated():
+{COLD}
+def finish(t, group=None, seq=False):
+    if group is not None:
+        fn = _scatter if seq else _reduce
+        fn(t, group)
+""",
+    "an autograd Function's apply under a module-level name": f"""
+import torch
+class _Sum(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, t, group):
+        dist.all_reduce(t, group=group)
+        return t
+sum_over = _Sum.apply
+def unrelated():
+{COLD}
+def out(t, group=None):
+    if group is not None:
+        t = sum_over(t, group)
+    return t
+""",
     "tabs": "class Layer:\n\tdef unrelated(self):\n" + COLD.replace("        ", "\t\t") +
             "\n\tdef forward(self, t, group=None):\n\t\tif group is not None:\n\t\t\tdist.all_reduce(t, group=group)\n",
 }
@@ -150,10 +177,12 @@ def test_cold_methods_are_cut_and_every_kept_line_stays_where_it_was() -> None:
 
 def test_what_the_analysis_reads_elsewhere_is_kept() -> None:
     for name in ("attribute set to None in a cold method", "size attribute assigned in a cold method",
-                 "a caller two levels up"):
+                 "a caller two levels up", "a helper called through a local that names it",
+                 "an autograd Function's apply under a module-level name"):
         text = HEAD + textwrap.dedent(PROGRAMS[name])
         cut = _cut(text) or text
-        for needed in ("self.tp_group = None", "def reconfigure", "middle(t, group)"):
+        for needed in ("self.tp_group = None", "def reconfigure", "middle(t, group)", "fn(t, group)",
+                       "sum_over(t, group)"):
             if needed in text:
                 assert needed in cut, (name, needed)
         assert "helper(" not in cut, name

@@ -86,6 +86,7 @@ class ModuleEnv:
     # Layout(ranks)`, at module level or under `global LAYOUT`; `LAYOUT.x` reads that class's `self.x`
     singletons: dict[str, ClassInfo] = field(default_factory=dict)
     lambdas: dict[str, ast.Lambda] = field(default_factory=dict)  # module-level `name = lambda ...`
+    aliases: dict[str, ast.expr] = field(default_factory=dict)  # module-level `name = helper` / `= Fn.apply`
     comments: list[tuple[int, str]] = field(default_factory=list)
     _returned: dict[int, ast.expr | None] = field(default_factory=dict)
     _origins: dict[tuple[str, int], Null] = field(default_factory=dict)  # asked for every assignment: remembered
@@ -115,6 +116,8 @@ class ModuleEnv:
                             env.optional_globals.add(target.id)
                         if isinstance(stmt.value, ast.Lambda):
                             env.lambdas[target.id] = stmt.value
+                        elif isinstance(stmt.value, ast.Name | ast.Attribute):
+                            env.aliases[target.id] = stmt.value
         if env.class_by_name:
             env.singletons = _singletons(env)
         return env
@@ -315,7 +318,9 @@ class ModuleEnv:
             nested = self.closures.get(id(function.node)) if function is not None else None
             if nested is not None and func.id in nested:  # `def _gather(): ...` then `_gather()` in its function
                 return nested[func.id]
-            return self.module_functions.get(func.id)
+            found = self.module_functions.get(func.id)
+            alias = self.aliased(func) if found is None else None
+            return self.callee(ast.Call(func=alias, args=[], keywords=[]), function) if alias is not None else found
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and function is not None \
                 and func.value.id in ("self", "cls"):
             klass = self.class_of(function)
@@ -325,9 +330,18 @@ class ModuleEnv:
             return self.method(self.class_by_name[func.value.id], func.attr)  # `_Roll._impl(x, g)`: through its class
         return None
 
+    def aliased(self, func: ast.expr) -> ast.expr | None:
+        """What a module-level alias called as ``func`` names (`sum_over = _Sum.apply`, `fn = helper`)."""
+        if not isinstance(func, ast.Name):
+            return None
+        alias = self.aliases.get(func.id)
+        return None if alias is None or (isinstance(alias, ast.Name) and alias.id == func.id) else alias
+
     def call_params(self, callee: FunctionInfo, call: ast.Call) -> list[str]:
         """The parameters a call's positional arguments bind to (no self/cls/ctx)."""
         func = call.func
+        if isinstance(func, ast.Name) and func.id not in self.module_functions:
+            func = self.aliased(func) or func
         if isinstance(func, ast.Attribute) and func.attr == "apply":
             return callee.params[1:]  # forward(ctx, ...)
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in self.class_by_name \

@@ -248,6 +248,9 @@ class Walker:
         # locals holding a group's bound `size` method, or None (`size_fn = getattr(g, "size", None)`): `callable(
         # size_fn)` tests g for None and `size_fn()` is g's size (flow-insensitive, as `chosen`)
         self.size_methods: dict[str, ast.expr] = {}
+        # local name -> the in-file function it names (`fn = _scatter if sp else _reduce`, then `fn(t, g)`: a call
+        # of the first branch that is one, flow-insensitive, as `chosen`)
+        self.helper_aliases: dict[str, ast.expr] = {}
         klass = env.class_of(function) if function is not None else None
         self.klass = klass
         self.summary = summaries.get(id(klass.node)) if klass is not None else None
@@ -550,6 +553,11 @@ class Walker:
                 self.size_methods[text] = method
             else:
                 self.size_methods.pop(text, None)
+            helper = self._helper_named(value)
+            if helper is not None:
+                self.helper_aliases[text] = helper
+            else:
+                self.helper_aliases.pop(text, None)
             getter = self.env.callee(value, self.function) if type(value) is ast.Call and self.is_group(text) else None
             if getter is not None and self.env.parallel_getter(getter):
                 self.parallel_only.add(text)
@@ -1164,6 +1172,16 @@ class Walker:
         return tuple(b for b in branches if isinstance(b, (ast.Name, ast.Attribute))
                      and self.ctx.collective(ast.Call(func=b, args=[], keywords=[])) is not None)
 
+    def _helper_named(self, value: ast.expr) -> ast.expr | None:
+        """The in-file function a value names, uncalled: `_reduce`, `_Sum.apply`, `_scatter if sp else _reduce` (its
+        first branch that is one)."""
+        branches = (value.body, value.orelse) if isinstance(value, ast.IfExp) else (value,)
+        for b in branches:
+            if isinstance(b, (ast.Name, ast.Attribute)) and \
+                    self.env.callee(ast.Call(func=b, args=[], keywords=[]), self.function) is not None:
+                return b
+        return None
+
     def _chosen_run(self, call: ast.Call) -> Collective | None:
         """The collective a call of such a local runs, with this call's arguments."""
         options = self.chosen.get(call.func.id) if isinstance(call.func, ast.Name) else None
@@ -1219,8 +1237,12 @@ class Walker:
                 self.sites.sizes[id(call)] = SizeQuery(call, key, self.facts(s, key), self.function)
             return
         callee = self.env.callee(call, self.function)
+        named = call
+        if callee is None and isinstance(call.func, ast.Name) and call.func.id in self.helper_aliases:
+            named = ast.Call(func=self.helper_aliases[call.func.id], args=call.args, keywords=call.keywords)
+            callee = self.env.callee(named, self.function)
         if callee is not None:
-            params = self.env.call_params(callee, call)
+            params = self.env.call_params(callee, named)
             arguments: dict[str, str | None] = {}
             for i, arg in enumerate(call.args):
                 if i < len(params) and not isinstance(arg, ast.Starred):

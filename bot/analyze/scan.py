@@ -57,15 +57,13 @@ def _starts(text: str, hits: Iterable[tuple[int, int]], uses: bool) -> list[int]
 
 
 def _bound(text: str, hits: Iterable[tuple[int, int]]) -> set[str]:
-    names: set[str] = set()
-    for start, end in hits:
-        if _CALLED.match(text, end):
-            continue
-        line = text.rfind("\n", 0, start) + 1
-        m = _BINDING.match(text, line)
-        if m is not None and m.end() <= start:
-            names.add(m.group(1))
-    return names
+    return {name for start, end in hits if not _CALLED.match(text, end) and (name := bound_at(text, start)) is not None}
+
+
+def bound_at(text: str, offset: int) -> str | None:
+    """The name a line binds to a value that names what stands at ``offset`` (`fn = a if sp else b`), if any."""
+    m = _BINDING.match(text, text.rfind("\n", 0, offset) + 1)
+    return m.group(1) if m is not None and m.end() <= offset else None
 
 
 class Words:

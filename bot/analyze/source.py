@@ -16,7 +16,15 @@ import tokenize
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from bot.analyze.scan import Words, group_sizes, imported_wrappers, p2p_without_group, word_before, word_start
+from bot.analyze.scan import (
+    Words,
+    bound_at,
+    group_sizes,
+    imported_wrappers,
+    p2p_without_group,
+    word_before,
+    word_start,
+)
 from bot.analyze.slicing import sliced
 from bot.model import Span
 
@@ -85,7 +93,7 @@ class ParsedSource:
                 continue
             mine = self._called[name] = set()
             owner, _, leaf = name.rpartition(".")
-            for offset in _calls_of(text, leaf):
+            for offset, called in _uses_of(text, leaf):
                 if word_before(text, offset):
                     continue
                 if owner:
@@ -94,7 +102,10 @@ class ParsedSource:
                         continue
                 elif offset > 0 and text[offset - 1] == "." and not _resolvable_owner(text, offset - 1):
                     continue  # `obj.f(`: a call env.callee never resolves to a function of this file
-                mine.add(bisect.bisect_right(ends, offset) + 1)
+                if called:
+                    mine.add(bisect.bisect_right(ends, offset) + 1)
+                elif (alias := bound_at(text, offset)) is not None:
+                    mine |= self.call_lines({alias})  # `fn = _rs if sp else _ar`, `sum_over = _Sum.apply`
             out |= mine
         return out
 
@@ -215,19 +226,21 @@ _F_STRING = re.compile(r"(?<!\w)[rR]?[fF][rR]?['\"]")  # an f-string's opening
 _SPACE = frozenset(" \t\n\r\f\v")
 
 
-def _calls_of(text: str, name: str) -> Iterator[int]:
-    r"""Offsets where ``name`` is followed by `(` (whitespace between allowed), as `re.finditer(name + r"\s*\(")`
-    finds them, by plain string search: a pattern compiled per name cost more than the search itself."""
+def _uses_of(text: str, name: str) -> Iterator[tuple[int, bool]]:
+    r"""Offsets where ``name`` stands as a whole word, and whether `(` follows (whitespace between allowed), as
+    `re.finditer(name + r"\b\s*\(?")` finds them, by plain string search: a pattern compiled per name cost more
+    than the search itself."""
     at, size = text.find(name), len(text)
     while at >= 0:
         j = at + len(name)
+        if j < size and (text[j].isalnum() or text[j] == "_"):  # a longer name
+            at = text.find(name, j)
+            continue
         while j < size and text[j] in _SPACE:
             j += 1
-        if j < size and text[j] == "(":
-            yield at
-            at = text.find(name, j + 1)
-        else:
-            at = text.find(name, at + 1)
+        called = j < size and text[j] == "("
+        yield at, called
+        at = text.find(name, j + 1 if called else at + 1)
 
 
 def _resolvable_owner(text: str, dot: int) -> bool:

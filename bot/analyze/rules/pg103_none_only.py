@@ -78,6 +78,67 @@ RULE = Rule(
             "        reduce_scatter_coalesced(ts, dp_group)\n",
             unsafe=True,
         ),
+        Invalid(  # an in-file helper called through a local that picks one (or a module-level alias of an
+            # autograd Function's apply): the call is the helper's, and the helper communicates on the group
+            "import torch.distributed as dist\n"
+            "def _scatter(t, grp):\n"
+            "    out = t.new_empty(t.shape[0] // dist.get_world_size(grp))\n"
+            "    dist.reduce_scatter_tensor(out, t, group=grp)\n"
+            "    return out\n"
+            "def _reduce(t, grp):\n"
+            "    dist.all_reduce(t, group=grp)\n"
+            "    return t\n"
+            "def finish(y, grp=None, seq=False):\n"
+            "    if grp is not None:\n"
+            "        fn = _scatter if seq else _reduce\n"
+            "        y = fn(y, grp)\n"
+            "    return y\n",
+            flagged="grp is not None",
+            fixed="import torch.distributed as dist\n"
+            "from deepspeed.comm import pg_utils\n\n"
+            "def _scatter(t, grp):\n"
+            "    out = t.new_empty(t.shape[0] // dist.get_world_size(grp))\n"
+            "    dist.reduce_scatter_tensor(out, t, group=grp)\n"
+            "    return out\n"
+            "def _reduce(t, grp):\n"
+            "    dist.all_reduce(t, group=grp)\n"
+            "    return t\n"
+            "def finish(y, grp=None, seq=False):\n"
+            "    if pg_utils.is_parallel(grp):\n"
+            "        fn = _scatter if seq else _reduce\n"
+            "        y = fn(y, grp)\n"
+            "    return y\n",
+            unsafe=True,
+        ),
+        Invalid(
+            "import torch\n"
+            "import torch.distributed as dist\n"
+            "class _Sum(torch.autograd.Function):\n"
+            "    @staticmethod\n"
+            "    def forward(ctx, t, grp):\n"
+            "        dist.all_reduce(t, group=grp)\n"
+            "        return t\n"
+            "sum_over = _Sum.apply\n"
+            "def out(y, grp=None):\n"
+            "    if grp is not None:\n"
+            "        y = sum_over(y, grp)\n"
+            "    return y\n",
+            flagged="grp is not None",
+            fixed="import torch\n"
+            "import torch.distributed as dist\n"
+            "from deepspeed.comm import pg_utils\n\n"
+            "class _Sum(torch.autograd.Function):\n"
+            "    @staticmethod\n"
+            "    def forward(ctx, t, grp):\n"
+            "        dist.all_reduce(t, group=grp)\n"
+            "        return t\n"
+            "sum_over = _Sum.apply\n"
+            "def out(y, grp=None):\n"
+            "    if pg_utils.is_parallel(grp):\n"
+            "        y = sum_over(y, grp)\n"
+            "    return y\n",
+            unsafe=True,
+        ),
         Invalid(  # a fresh tensor whose reduced value is read is no warm-up: it carries a result
             "import torch\n"
             "import torch.distributed as dist\n"

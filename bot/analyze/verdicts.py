@@ -209,8 +209,23 @@ def decide(module: ModuleFacts) -> Verdicts:
     _sized_through_callers(v, reaches, callers, world)
     _exits_before_other_communication(v, paired)
     _safe_flags(v, world)
-    v.none_only = [n for n in _without_warm_ups(module, v.none_only) if not _tests_tensor_mesh(n)]
+    v.none_only = _about_a_dimension(module, v.none_only)
     return v
+
+
+def _about_a_dimension(module: ModuleFacts, none_only: list[NoneOnly]) -> list[NoneOnly]:
+    """The None-only tests that ask whether a dimension is there: not those whose every collective is a warm-up
+    (running it on a one-rank group is harmless, and a warm-up loop means to reach every group there is), nor a
+    test of a tensor's mesh (it asks whether the tensor is a DTensor)."""
+    useful = {id(n.check.test) for n in none_only if not _warm_up(module, n.site)}
+    return [n for n in none_only if id(n.check.test) in useful and not _tests_tensor_mesh(n)]
+
+
+def _sole_binding(function: FunctionInfo, name: str) -> ast.expr | None:
+    """The value of the function's one assignment to the local ``name`` (None: none, or several)."""
+    bound = [node.value for node in ast.walk(function.node) if isinstance(node, ast.Assign)
+             and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)]
+    return bound[0] if len(bound) == 1 else None
 
 
 def _tests_tensor_mesh(n: NoneOnly) -> bool:
@@ -219,9 +234,8 @@ def _tests_tensor_mesh(n: NoneOnly) -> bool:
     there."""
     target, _ = presence(n.check.node)
     if isinstance(target, ast.Name) and n.function is not None:
-        bound = [node.value for node in ast.walk(n.function.node) if isinstance(node, ast.Assign)
-                 and any(isinstance(t, ast.Name) and t.id == target.id for t in node.targets)]
-        return len(bound) == 1 and _mesh_of_tensor(bound[0])
+        value = _sole_binding(n.function, target.id)
+        return value is not None and _mesh_of_tensor(value)
     return _mesh_of_tensor(target)
 
 
@@ -241,13 +255,6 @@ def _mesh_of_tensor(node: ast.expr) -> bool:
 _FACTORIES = frozenset({"zeros", "ones", "empty", "full", "tensor", "rand", "randn"})
 
 
-def _without_warm_ups(module: ModuleFacts, none_only: list[NoneOnly]) -> list[NoneOnly]:
-    """A None test all of whose collectives are warm-ups guards nothing a single rank would get wrong: running
-    them on a one-rank group is harmless, and a warm-up loop means to reach every group there is."""
-    useful = {id(n.check.test) for n in none_only if not _warm_up(module, n.site)}
-    return [n for n in none_only if id(n.check.test) in useful]
-
-
 def _warm_up(module: ModuleFacts, site: CollectiveSite) -> bool:
     """The collective's result is dropped and its data is a throwaway tensor: made on the spot from constants
     (`all_reduce(torch.zeros(1).cuda(), group=g)`), or a local made so that nothing but collectives reads
@@ -259,9 +266,8 @@ def _warm_up(module: ModuleFacts, site: CollectiveSite) -> bool:
         return True
     if not isinstance(data, ast.Name):
         return False
-    bound = [n.value for n in ast.walk(site.function.node) if isinstance(n, ast.Assign)
-             and any(isinstance(t, ast.Name) and t.id == data.id for t in n.targets)]
-    if len(bound) != 1 or not _fresh_constant(bound[0]):
+    value = _sole_binding(site.function, data.id)
+    if value is None or not _fresh_constant(value):
         return False
     handed = {id(a) for c in module.sites.collectives.values() if c.function is site.function for a in c.call.args}
     return all(id(n) in handed for n in ast.walk(site.function.node)

@@ -8,7 +8,7 @@ from bot.analyze.env import FunctionInfo
 from bot.analyze.flow import Check
 from bot.analyze.rules.base import Reporter, code_span
 from bot.analyze.source import statements
-from bot.analyze.terms import SizeOf
+from bot.analyze.terms import SizeOf, presence
 from bot.analyze.verdicts import Pair, Split
 from bot.model import GuardPayload, Payload, Rule, Span, SplitGuardPayload
 
@@ -21,7 +21,10 @@ def report_pair(r: Reporter, rule: Rule, pair: Pair) -> None:
     span = r.span(whole) if len(node.values) == 2 else Span(start.line, start.col, end.end_line, end.end_col)
     compare = pair.size.compare
     assert compare is not None
-    group = pair.none.key
+    # the group as the test reads it (`mesh` after `mesh = ctx.sp_mesh`): the rewrite replaces that test, in its
+    # own words (PG103 does the same)
+    target, _ = presence(pair.none.node)
+    group = r.text(target) if isinstance(target, ast.Name | ast.Attribute) else pair.none.key
     text = r.text(whole) if len(node.values) == 2 else f"{r.text(first.node)} ... {r.text(last.node)}"
     payload = GuardPayload(
         none_check=r.span(pair.none.node),

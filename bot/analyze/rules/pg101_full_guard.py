@@ -38,6 +38,22 @@ RULE = Rule(
         "with no automatic fix: merge them by hand into one `is_parallel` test."
     ),
     invalid=(
+        Invalid(  # tested through an alias: the finding and its fix name what the chain reads
+            "import torch.distributed as dist\n"
+            "def gather(x, ctx):\n"
+            "    pg = ctx.sp_group\n"
+            "    if pg is not None and dist.get_world_size(pg) > 1:\n"
+            "        dist.all_reduce(x, group=ctx.sp_group)\n"
+            "    return x\n",
+            flagged="pg is not None and dist.get_world_size(pg) > 1",
+            fixed="import torch.distributed as dist\n"
+            "from deepspeed.comm import pg_utils\n\n"
+            "def gather(x, ctx):\n"
+            "    pg = ctx.sp_group\n"
+            "    if pg_utils.is_parallel(pg):\n"
+            "        dist.all_reduce(x, group=ctx.sp_group)\n"
+            "    return x\n",
+        ),
         Invalid(  # the group's own size: the same number, but it raises on a rank outside the group, which the
             # predicate skips instead (so the fix needs --unsafe-fixes)
             "import torch.distributed as dist\n"

@@ -4,8 +4,11 @@ line) and VALID ones (nothing reported). Each case is a small program of its own
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 import bot.analyze.source as source
 from bot.analyze import analyze_source
@@ -2592,3 +2595,23 @@ def test_a_file_that_communicates_only_through_its_project_is_analysed() -> None
         """)
     result = analyze_source("pkg/layers.py", source, CONFIG)
     assert [(f.code, f.span.line) for f in result.findings] == [("PG101", 8), ("PG103", 12)]
+
+
+KIND_CODE = {"full-guard": "PG101", "full-early-exit": "PG102", "none-only-guard": "PG103", "size-only-guard": "PG104",
+             "unguarded-optional": "PG105", "cached-size-guard": "PG106", "predicate-copy": "PG107",
+             "discarded-contiguous": "PG108"}
+VARIANTS = yaml.safe_load((Path(__file__).parent / "fixtures" / "construct_variants.yaml").read_text())
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=[v["name"][:60] for v in VARIANTS])
+def test_construct_variants_written_blind(variant: dict[str, Any]) -> None:
+    """Each positive label is met by a finding of its code on its lines; no finding falls outside them."""
+    result = analyze_source("pkg/mod.py", variant["source"], CONFIG)
+    assert result.error is None, result.error
+    wanted = [(KIND_CODE[e["kind"]], e["line"], e.get("end_line") or e["line"])
+              for e in variant["expect"] if e["kind"] in KIND_CODE]
+    found = [(f.code, f.span.line) for f in result.findings]
+    for code, first, last in wanted:
+        assert any(c == code and first <= line <= last for c, line in found), (code, first, found)
+    for code, line in found:
+        assert any(c == code and first <= line <= last for c, first, last in wanted), (code, line, wanted)

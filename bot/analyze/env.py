@@ -447,7 +447,11 @@ class ModuleEnv:
             if "#" not in line or leaf not in line:  # most lines, in C: a large class is read for each group
                 continue
             match = _COMMENT.search(line)
-            if match and re.search(rf"\b{re.escape(leaf)}\b", match.group(1)):
+            if match is None:
+                continue
+            # a comment that names it, or one at the end of the line that sets it (`self.tp = tp  # None: no TP`)
+            if re.search(rf"\b{re.escape(leaf)}\b", match.group(1)) or \
+                    re.search(rf"\b{re.escape(leaf)}\s*(?::[^=]*)?=(?!=)", line[: match.start()]):
                 yield match.group(1)
 
     def _docs(self, function: FunctionInfo | None) -> Iterator[str]:
@@ -539,11 +543,18 @@ def _optional_attributes(klass: ClassInfo, filled_in: Callable[[FunctionInfo], d
     """`self.x` assigned None, an optional parameter, `getattr(..., None)` or a conditional with a None branch
     anywhere in the class; class-level `x = None` / `x: Optional[...]` too."""
     attrs: set[str] = set()
+    init = klass.methods.get("__init__")
+    # a class-level `x = None` that `__init__` always replaces with a value is a default no instance keeps
+    replaced = set() if init is None else {
+        text for stmt in init.node.body if isinstance(stmt, ast.Assign)
+        and not _may_be_none(stmt.value, optional_params(init.node))
+        for t in stmt.targets if (text := dotted(t)) is not None and text.startswith("self.")}
     for item in klass.node.body:
         if isinstance(item, (ast.Assign, ast.AnnAssign)):
             annotated = isinstance(item, ast.AnnAssign) and optional_annotation(item.annotation)
             if annotated or _may_be_none(item.value, set()):
-                attrs.update(f"self.{t.id}" for t in _targets(item) if isinstance(t, ast.Name))
+                attrs.update(f"self.{t.id}" for t in _targets(item) if isinstance(t, ast.Name)
+                             and (annotated or f"self.{t.id}" not in replaced))
     for method in klass.methods.values():
         params = optional_params(method.node) - filled_in(method).keys()
         for node, present in _with_present(method.node.body, frozenset()) if params else \
@@ -681,6 +692,13 @@ def _targets(node: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
             out.extend(t.elts if isinstance(t, ast.Tuple) else [t])
         return out
     return [node.target]
+
+
+def sole_binding(function: FunctionNode, name: str) -> ast.expr | None:
+    """The value of the function's one assignment to the local ``name`` (None: none, or several)."""
+    bound = [node.value for node in ast.walk(function) if isinstance(node, ast.Assign)
+             and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)]
+    return bound[0] if len(bound) == 1 else None
 
 
 def own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:

@@ -782,7 +782,9 @@ class Walker:
                     finally:
                         self.depth -= 1
                     if isinstance(held, SizeOf):
-                        return held._replace(via=text)
+                        # held where the property reads a cached size (`return self._ws`); asked afresh at each
+                        # read where it computes one (`return ws(self.g)`): a size test, not a cache
+                        return held._replace(via=text) if held.via is not None else held
             leaf = (text or "").rpartition(".")[2]
             if isinstance(node, ast.Name) and self.function is not None and node.id in self.function.params:
                 return Separate("argument", node.id)  # a count the caller supplies (`tp_n > 1`, `shards == 1`)

@@ -12,7 +12,14 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import NamedTuple
 
-from bot.analyze.env import FunctionInfo, none_defaults, optional_params, own_statements, param_defaults
+from bot.analyze.env import (
+    FunctionInfo,
+    none_defaults,
+    optional_params,
+    own_statements,
+    param_defaults,
+    sole_binding,
+)
 from bot.analyze.flow import Atom, CallSite, ChainSite, Check, CollectiveSite, Facts, Sites, State, Walker
 from bot.analyze.module import ModuleFacts
 from bot.analyze.names import dotted, leaf_name
@@ -221,11 +228,6 @@ def _about_a_dimension(module: ModuleFacts, none_only: list[NoneOnly]) -> list[N
     return [n for n in none_only if id(n.check.test) in useful and not _tests_tensor_mesh(n)]
 
 
-def _sole_binding(function: FunctionInfo, name: str) -> ast.expr | None:
-    """The value of the function's one assignment to the local ``name`` (None: none, or several)."""
-    bound = [node.value for node in ast.walk(function.node) if isinstance(node, ast.Assign)
-             and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)]
-    return bound[0] if len(bound) == 1 else None
 
 
 def _tests_tensor_mesh(n: NoneOnly) -> bool:
@@ -234,7 +236,7 @@ def _tests_tensor_mesh(n: NoneOnly) -> bool:
     there."""
     target, _ = presence(n.check.node)
     if isinstance(target, ast.Name) and n.function is not None:
-        value = _sole_binding(n.function, target.id)
+        value = sole_binding(n.function.node, target.id)
         return value is not None and _mesh_of_tensor(value)
     return _mesh_of_tensor(target)
 
@@ -251,8 +253,9 @@ def _mesh_of_tensor(node: ast.expr) -> bool:
     return attr == "device_mesh" and not (isinstance(owner, ast.Name) and owner.id in ("self", "cls"))
 
 
-# torch's factories of a fresh tensor (`torch.zeros(1, device=dev)`)
+# torch's factories of a fresh tensor (`torch.zeros(1, device=dev)`), and what else makes a contiguous one
 _FACTORIES = frozenset({"zeros", "ones", "empty", "full", "tensor", "rand", "randn"})
+_CONTIGUOUS = _FACTORIES | {"arange", "randint", "cat", "concat", "concatenate", "stack"}
 
 
 def _warm_up(module: ModuleFacts, site: CollectiveSite) -> bool:
@@ -266,7 +269,7 @@ def _warm_up(module: ModuleFacts, site: CollectiveSite) -> bool:
         return True
     if not isinstance(data, ast.Name):
         return False
-    value = _sole_binding(site.function, data.id)
+    value = sole_binding(site.function.node, data.id)
     if value is None or not _fresh_constant(value):
         return False
     handed = {id(a) for c in module.sites.collectives.values() if c.function is site.function for a in c.call.args}
@@ -277,10 +280,28 @@ def _warm_up(module: ModuleFacts, site: CollectiveSite) -> bool:
 def _fresh_constant(node: ast.expr) -> bool:
     """`torch.zeros(1)`, `torch.ones(1, device=dev).cuda()`, `torch.tensor([0.0]).to(dev)`: positional
     arguments constants only."""
+    node = _unmoved(node)
+    return isinstance(node, ast.Call) and _torch_call(node, _FACTORIES) and all(_literal(a) for a in node.args)
+
+
+def made_contiguous(node: ast.expr) -> bool:
+    """A tensor torch makes contiguous (`torch.zeros(n)`, `torch.cat(parts)`, maybe moved: `.cuda()`, `.to(dev)`),
+    or `x.contiguous()`."""
+    node = _unmoved(node)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "contiguous":
+        return not node.args and not node.keywords
+    return _torch_call(node, _CONTIGUOUS)
+
+
+def _unmoved(node: ast.expr) -> ast.expr:
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("cuda", "to"):
         node = node.func.value
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _FACTORIES \
-        and dotted(node.func.value) == "torch" and all(_literal(a) for a in node.args)
+    return node
+
+
+def _torch_call(node: ast.expr, names: frozenset[str]) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in names \
+        and dotted(node.func.value) == "torch"
 
 
 def _literal(node: ast.expr) -> bool:

@@ -21,6 +21,22 @@ RULE = Rule(
     fix="`pg_utils.is_parallel(g)` (`not pg_utils.is_parallel(g)` for `== 1` early exits).",
     fix_safety="Needs `--unsafe-fixes`: it changes what happens when g is None, which is the bug being fixed.",
     invalid=(
+        Invalid(  # a property that asks the size afresh at each read is a size test, not a cache (PG106)
+            "import torch.distributed as dist\n"
+            "class Row:\n"
+            "    def __init__(self, w, tp_group=None):\n"
+            "        self.w = w\n"
+            "        self.tp_group = tp_group\n"
+            "    @property\n"
+            "    def tp_world(self):\n"
+            "        return dist.get_world_size(group=self.tp_group)\n"
+            "    def forward(self, x):\n"
+            "        out = x @ self.w\n"
+            "        if self.tp_world > 1:\n"
+            "            dist.all_reduce(out, group=self.tp_group)\n"
+            "        return out\n",
+            flagged="self.tp_world > 1",
+        ),
         Invalid(
             "import deepspeed.comm as dist\n"
             "def f(t, group=None):\n"
@@ -63,6 +79,15 @@ RULE = Rule(
         ),
     ),
     valid=(
+        # a class-level `group = None` that `__init__` always replaces is a default no instance keeps
+        "import torch.distributed as dist\n"
+        "class Stage:\n"
+        "    group = None\n"
+        "    def __init__(self, ranks):\n"
+        "        self.group = dist.new_group(ranks)\n"
+        "    def sync(self, t):\n"
+        "        if dist.get_world_size(self.group) > 1:\n"
+        "            dist.broadcast(t, 0, group=self.group)\n",
         # the type test says the group is there: its size is all that is left to ask
         "import torch.distributed as dist\n"
         "def f(t, g=None):\n"

@@ -28,6 +28,29 @@ RULE = Rule(
         "confidence (the evidence is the same name elsewhere in the file) go to the PR summary, not inline."
     ),
     invalid=(
+        Invalid(  # a comment at the end of the line that sets the attribute says what its None means
+            "import deepspeed.comm as dist\n"
+            "class TiedHead:\n"
+            "    def __init__(self, emb, tp_group=None):\n"
+            "        self.emb = emb\n"
+            "        self.tp_group = tp_group  # None: no tensor parallelism\n"
+            "    def sync(self):\n"
+            "        dist.all_reduce(self.emb.grad, group=self.tp_group)\n",
+            flagged="dist.all_reduce(self.emb.grad, group=self.tp_group)",
+            fixed=(
+                "import deepspeed.comm as dist\n"
+                "from deepspeed.comm import pg_utils\n"
+                "\n"
+                "class TiedHead:\n"
+                "    def __init__(self, emb, tp_group=None):\n"
+                "        self.emb = emb\n"
+                "        self.tp_group = tp_group  # None: no tensor parallelism\n"
+                "    def sync(self):\n"
+                "        if pg_utils.is_parallel(self.tp_group):\n"
+                "            dist.all_reduce(self.emb.grad, group=self.tp_group)\n"
+            ),
+            unsafe=True,
+        ),
         Invalid(  # the constructor writes None where the dimension is not used; a test of the data, not of the
             # object's state, is all that stands before the collective
             "import torch.distributed as dist\n"

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import ast
 
+from bot.analyze.env import sole_binding
 from bot.analyze.rules.base import Reporter, code_span
+from bot.analyze.verdicts import made_contiguous
 from bot.model import ContiguousPayload, Invalid, Rule
 
 RULE = Rule(
     code="PG108",
     name="discarded-contiguous-result",
-    summary="An in-place collective (rules.yaml `inplace_collectives`) applied to `x.contiguous()`.",
+    summary=(
+        "An in-place collective (rules.yaml `inplace_collectives`) applied to `x.contiguous()`, x not a local that "
+        "torch made contiguous (`flat = torch.cat(parts)`, `buf = torch.zeros(n)`: then `.contiguous()` is x)."
+    ),
     why=(
         "`x.contiguous()` returns a copy when x is not contiguous; the collective writes its result into that "
         "temporary, which nothing keeps, so x is left unreduced. It only works by accident when x is contiguous."
@@ -21,6 +26,28 @@ RULE = Rule(
         "grad); never applied with `async_op` or a used result."
     ),
     invalid=(
+        Invalid(  # made contiguous on one path only: the parameter may not be
+            "import torch\n"
+            "import torch.distributed as dist\n"
+            "def share(w, src, grp, is_src):\n"
+            "    if not is_src:\n"
+            "        w = torch.empty(8, 8)\n"
+            "    dist.broadcast(w.contiguous(), src, group=grp)\n"
+            "    return w\n",
+            flagged="dist.broadcast(w.contiguous(), src, group=grp)",
+            fixed=(
+                "import torch\n"
+                "import torch.distributed as dist\n"
+                "def share(w, src, grp, is_src):\n"
+                "    if not is_src:\n"
+                "        w = torch.empty(8, 8)\n"
+                "    w_c = w.contiguous()\n"
+                "    dist.broadcast(w_c, src, group=grp)\n"
+                "    w.copy_(w_c)\n"
+                "    return w\n"
+            ),
+            unsafe=True,
+        ),
         Invalid(
             "import deepspeed.comm as dist\n"
             "def f(x, group):\n"
@@ -56,6 +83,13 @@ RULE = Rule(
         ),
     ),
     valid=(
+        # torch.cat makes a contiguous tensor: `.contiguous()` returns it, and the result lands in it
+        "import torch\n"
+        "import torch.distributed as dist\n"
+        "def bucket(grads):\n"
+        "    flat = torch.cat([g.reshape(-1) for g in grads])\n"
+        "    dist.all_reduce(flat.contiguous())\n"
+        "    return flat\n",
         "import deepspeed.comm as dist\n"
         "def f(x, group):\n"
         "    x = x.contiguous()\n"
@@ -84,7 +118,13 @@ def check(r: Reporter) -> None:
         if not (isinstance(first, ast.Call) and isinstance(first.func, ast.Attribute) and first.func.attr == "contiguous"
                 and not first.args and not first.keywords):
             continue
-        tensor = r.text(first.func.value)
+        held = first.func.value
+        # `flat = torch.cat(parts)` (its one value: not a parameter too): contiguous already, so `.contiguous()`
+        # returns flat itself
+        if isinstance(held, ast.Name) and site.function is not None and held.id not in site.function.params and \
+                (made := sole_binding(site.function.node, held.id)) is not None and made_contiguous(made):
+            continue
+        tensor = r.text(held)
         r.report(
             RULE, r.span(site.call),
             f"{code_span(f'{site.collective.name}({tensor}.contiguous(), ...)')} writes into a temporary when "

@@ -2603,9 +2603,12 @@ KIND_CODE = {"full-guard": "PG101", "full-early-exit": "PG102", "none-only-guard
 VARIANTS = yaml.safe_load((Path(__file__).parent / "fixtures" / "construct_variants.yaml").read_text())
 
 
-@pytest.mark.parametrize("variant", VARIANTS, ids=[v["name"][:60] for v in VARIANTS])
+@pytest.mark.parametrize("variant", [
+    pytest.param(v, marks=pytest.mark.xfail(strict=True, reason=v["known"])) if "known" in v else v
+    for v in VARIANTS], ids=[v["name"][:60] for v in VARIANTS])
 def test_construct_variants_written_blind(variant: dict[str, Any]) -> None:
-    """Each positive label is met by a finding of its code on its lines; no finding falls outside them."""
+    """Each positive label is met by a finding of its code on its lines; no finding falls outside them (a
+    variant whose writer and pg-bot disagree on purpose says why under `known`, and must keep failing)."""
     result = analyze_source("pkg/mod.py", variant["source"], CONFIG)
     assert result.error is None, result.error
     wanted = [(KIND_CODE[e["kind"]], e["line"], e.get("end_line") or e["line"])

@@ -437,22 +437,27 @@ class ModuleEnv:
         return any(_ABSENT_DOC.search(c) and not _WORLD_DOC.search(c) for c in self._comments(function, leaf))
 
     def _comments(self, function: FunctionInfo | None, leaf: str) -> Iterator[str]:
-        """The comments in the function's class (or the function) that name ``leaf``."""
+        """The comments in the function's class (or the function) about ``leaf``: those that name it, and those
+        at the end of a line that sets it or on the lines right above one (`# None: no tensor parallelism`)."""
         klass = self.class_of(function) if function is not None else None
         node: ast.AST | None = klass.node if klass is not None else (function.node if function is not None else None)
         if node is None:
             return
         start, end = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
-        for line in self.ctx.source.lines[start - 1 : end]:
-            if "#" not in line or leaf not in line:  # most lines, in C: a large class is read for each group
+        lines = self.ctx.source.lines
+        named, sets = re.compile(rf"\b{re.escape(leaf)}\b"), re.compile(rf"\b{re.escape(leaf)}\s*(?::[^=]*)?=(?!=)")
+        for i in range(start - 1, min(end, len(lines))):
+            line = lines[i]
+            if leaf not in line:  # most lines, in C: a large class is read for each group
                 continue
-            match = _COMMENT.search(line)
-            if match is None:
-                continue
-            # a comment that names it, or one at the end of the line that sets it (`self.tp = tp  # None: no TP`)
-            if re.search(rf"\b{re.escape(leaf)}\b", match.group(1)) or \
-                    re.search(rf"\b{re.escape(leaf)}\s*(?::[^=]*)?=(?!=)", line[: match.start()]):
+            match = _COMMENT.search(line) if "#" in line else None
+            setting = sets.search(line if match is None else line[: match.start()]) is not None
+            if match is not None and (setting or named.search(match.group(1))):
                 yield match.group(1)
+            j = i - 1
+            while setting and j >= start - 1 and lines[j].lstrip().startswith("#"):
+                yield lines[j].lstrip()[1:]
+                j -= 1
 
     def _docs(self, function: FunctionInfo | None) -> Iterator[str]:
         """The docstrings that document the function's names: its own and its enclosing functions', then its

@@ -200,7 +200,7 @@ def decide(module: ModuleFacts) -> Verdicts:
                 (_sized_as_world(module, site) and not module.env.absent_documented(site.key, site.function)):
             settled.add(id(site))
             continue
-        if _guarded_by_callers(module, site, callers):
+        if _guarded_by_callers(module, site, callers) or _flag_follows(module, site):
             continue
         evidence = _evidence(module, site.key, site.function, absent, site)
         if evidence is None:
@@ -811,11 +811,32 @@ def _none_unless(module: ModuleFacts, function: FunctionInfo | None, key: str,
                 _refills(module, function, key):
             return False
         klass = module.env.class_of(function)
-        return klass is not None and any(_sets_none_unless(module, m, key) for c in module.env.mro(klass)
+        return klass is not None and any(_sets_none_unless(module, m, key) is not None for c in module.env.mro(klass)
                                          for m in c.methods.values())
     if "." in key:
         return False
-    return _sets_none_unless(module, function, key)
+    value = _sets_none_unless(module, function, key)
+    return value is not None and (site is None or not _on_the_groups_side(site, value))
+
+
+def _on_the_groups_side(site: CollectiveSite, value: ast.IfExp) -> bool:
+    """Does the collective run only where the condition that chose the group holds (`pg = g if on else None`,
+    then `if on: all_reduce(t, group=pg)`)? Then its None never reaches it."""
+    if site.function is None or not site.path:
+        return False
+    picks = not is_none(value.body)  # the condition's value that picks the group
+    wanted = ast.dump(value.test)
+    outcomes = dict(site.path)
+    for node in ast.walk(site.function.node):
+        outcome = outcomes.get(id(node))
+        if outcome is None:
+            continue
+        if ast.dump(node) == wanted and outcome == picks:
+            return True
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and ast.dump(node.operand) == wanted \
+                and outcome != picks:
+            return True
+    return False
 
 
 def _reads_own_state(module: ModuleFacts, site: CollectiveSite) -> bool:
@@ -823,6 +844,48 @@ def _reads_own_state(module: ModuleFacts, site: CollectiveSite) -> bool:
     called in the file only where one does (`if self._sync: self._reduce_buffers()`)?"""
     return site.function is not None and (_path_reads_self(site.function, site.path)
                                           or _called_under_own_state(module, site.function, _MAX_HELPER_DEPTH))
+
+
+def _flag_follows(module: ModuleFacts, site: CollectiveSite) -> bool:
+    """A test on the collective's path asks a flag of the object (`if not self._sharded: return`) that every
+    method setting the group sets with it, to a true constant beside a group and a false one beside None
+    (`self.xp_group = mesh.get_group(); self._sharded = True` in `shard`; None and False in `__init__`): the flag
+    follows the group, and the collective runs only where the group is there."""
+    key = site.key
+    if site.function is None or not site.path or key is None or not key.startswith("self.") or key.count(".") != 1:
+        return False
+    klass = module.env.class_of(site.function)
+    if klass is None:
+        return False
+    assigned = module.env.assigned_values(klass)
+    outcomes = dict(site.path)
+    for node in ast.walk(site.function.node):
+        outcome = outcomes.get(id(node))
+        if outcome is None or not isinstance(node, ast.expr):
+            continue
+        read = without_not(node)
+        truthy = outcome if read is node else not outcome  # the flag's value where the collective runs
+        flag = dotted(read) if isinstance(read, ast.Attribute) else None
+        if truthy and flag is not None and flag != key and flag.startswith("self.") and flag.count(".") == 1 \
+                and _set_together(assigned.get(key, []), assigned.get(flag, [])):
+            return True
+    return False
+
+
+def _set_together(groups: list[tuple[FunctionInfo, ast.expr]], flags: list[tuple[FunctionInfo, ast.expr]]) -> bool:
+    """Each method that sets the group sets the flag once, to a constant that is true exactly where the group is
+    not None, and no other method sets the flag."""
+    if not groups or {id(m.node) for m, _ in groups} != {id(m.node) for m, _ in flags}:
+        return False
+    by_method: dict[int, list[ast.expr]] = {}
+    for method, value in flags:
+        by_method.setdefault(id(method.node), []).append(value)
+    for method, value in groups:
+        set_to = by_method.get(id(method.node), [])
+        if len(set_to) != 1 or not isinstance(set_to[0], ast.Constant) or \
+                bool(set_to[0].value) == is_none(value):
+            return False
+    return True
 
 
 def _path_reads_self(function: FunctionInfo, path: frozenset[tuple[int, bool]]) -> bool:
@@ -852,7 +915,9 @@ def _refills(module: ModuleFacts, function: FunctionInfo, key: str) -> bool:
                and isinstance(n.func.value, ast.Name) and n.func.value.id == "self" for n in ast.walk(function.node))
 
 
-def _sets_none_unless(module: ModuleFacts, function: FunctionInfo, key: str) -> bool:
+def _sets_none_unless(module: ModuleFacts, function: FunctionInfo, key: str) -> ast.IfExp | None:
+    """The group-or-None value the function gives ``key`` by a condition (an if/else statement read as the
+    conditional expression it is), if any."""
     for node in ast.walk(function.node):
         value: ast.IfExp | None = None
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.IfExp) \
@@ -867,8 +932,8 @@ def _sets_none_unless(module: ModuleFacts, function: FunctionInfo, key: str) -> 
             continue
         if is_none(value.body) != is_none(value.orelse) and not _passes_on(value) and not counted \
                 and not _handed_in(function, value):
-            return True
-    return False
+            return value
+    return None
 
 
 def _handed_in(function: FunctionInfo, value: ast.IfExp) -> bool:

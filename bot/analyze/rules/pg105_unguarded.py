@@ -134,6 +134,30 @@ RULE = Rule(
         ),
     ),
     valid=(
+        # the collective runs only where the condition that picked the group holds
+        "import torch.distributed as dist\n"
+        "def train_step(layout, logits):\n"
+        "    on = layout.seq_enabled\n"
+        "    seq_pg = layout.mesh['seq'].get_group() if on else None\n"
+        "    if on:\n"
+        "        dist.all_reduce(logits, group=seq_pg)\n"
+        "    return logits\n",
+        # a flag every method that sets the group sets with it (True beside a group, False beside None)
+        "import torch.distributed as dist\n"
+        "class Experts:\n"
+        "    def __init__(self):\n"
+        "        self.xp_group = None\n"
+        "        self._sharded = False\n"
+        "    def width(self):\n"
+        "        return dist.get_world_size(self.xp_group) if self.xp_group is not None else 1\n"
+        "    def shard(self, mesh):\n"
+        "        self.xp_group = mesh.get_group()\n"
+        "        self._sharded = True\n"
+        "    def forward(self, counts, out):\n"
+        "        if not self._sharded:\n"
+        "            return counts\n"
+        "        dist.all_to_all_single(out, counts, group=self.xp_group)\n"
+        "        return out\n",
         # the None branch clears a flag of the object that the collective's path tests: it follows the group
         "import torch.distributed as dist\n"
         "class Sync:\n"

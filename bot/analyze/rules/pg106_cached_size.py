@@ -89,6 +89,17 @@ RULE = Rule(
         ),
     ),
     valid=(
+        # a comment right above the line that sets the group says None is the world: `ws(None)` is meant
+        "import deepspeed.comm as dist\n"
+        "class Reducer:\n"
+        "    def __init__(self, dp_process_group=None):\n"
+        "        # None selects the default (world) data-parallel group\n"
+        "        self.dp_process_group = dp_process_group\n"
+        "        self.partition_count = dist.get_world_size(group=self.dp_process_group)\n"
+        "    def average(self, flat):\n"
+        "        if self.partition_count > 1:\n"
+        "            dist.all_reduce(flat, group=self.dp_process_group)\n"
+        "        return flat\n",
         "from deepspeed.comm import pg_utils\n"
         "import deepspeed.comm as dist\n"
         "class Layer:\n"

@@ -39,7 +39,6 @@ def check(old: str, new: str = P, group: str = "g", **kwargs: object) -> equival
         "g != None and dist.get_world_size(g) > 1",
         "None is not g and 2 <= dist.get_world_size(g)",
         "not (g is None) and not dist.get_world_size(g) <= 1",
-        "g is not None and 1 < dist.get_world_size(g) < 100",
         "g is not None and -dist.get_world_size(g) < -1",
         "(g is not None\n  # a comment inside the guard\n  and dist.get_world_size(group=g) > 1)",
         "pg_utils.is_parallel(g)",
@@ -99,7 +98,7 @@ def test_opaque_operands_are_enumerated_and_named_where_the_rewrite_differs() ->
     old = ast.parse("(a and g is not None and dist.get_world_size(g) != 1)", mode="eval").body
     new = ast.parse(f"(a and {P})", mode="eval").body
     result = check(old, new, opaque={"a": "`flag`"})  # type: ignore[arg-type]
-    assert len(result.outcomes) == 8  # 4 states x (True, False)
+    assert len(result.outcomes) == 2 * len(STATES)  # every state x (True, False)
     [differs] = result.differing
     assert differs.state.size == -1 and differs.assumed == (("`flag`", True),)
     assert "(when `flag` is True)" in result.describe()
@@ -189,6 +188,13 @@ def test_nothing_in_the_fixer_compiles_or_evaluates_text() -> None:
         used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} & names
         used |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)} & attributes
         assert not used, (path.name, used)
+
+
+def test_an_upper_bound_on_the_size_is_not_the_predicate() -> None:
+    """`1 < ws(g) < 100` agrees with the predicate up to 99 ranks; a large group is where it differs."""
+    result = check("g is not None and 1 < dist.get_world_size(g) < 100")
+    assert not result.equivalent
+    assert [o.state.name for o in result.differing] == ["large group (size 1024)"]
 
 
 @pytest.mark.parametrize(("old", "new"), [("g is not None and g.size() > 1", P), ("g is None or g.size() <= 1", NOT_P)])

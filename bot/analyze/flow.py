@@ -719,20 +719,20 @@ class Walker:
             key = self.canon(elsewhere[0], s)
             if key is not None:
                 return SizeOf(key, elsewhere[1])
-        helped = self.ctx.size_helper_group(node)
-        if helped is not None:
-            key = self.canon(helped, s)
-            if key is not None and self.is_group(key):
-                return SizeOf(key, UNREACHABLE)  # what it answers for None is unknown: never a finding alone
         if type(node) is ast.Call and node.args and not isinstance(node.args[0], ast.Starred):
             helper = self.env.callee(node, self.function)
             measured = self.env.measured(helper) if helper is not None else None
-            if measured is not None:  # an in-file size helper, read as a project's are
+            if measured is not None:  # an in-file size helper, read as a project's are (before its name's guess)
                 key = self.canon(node.args[0], s)
                 if key is not None:
                     # One that answers for None itself is the module's own guard, as a `get_pg_size` from a library
                     # is: its test alone is left to it (labellers agree), beside a None test it is the group's size.
                     return SizeOf(key, None if measured.when_none is None else UNREACHABLE)
+        helped = self.ctx.size_helper_group(node)
+        if helped is not None:
+            key = self.canon(helped, s)
+            if key is not None and self.is_group(key):
+                return SizeOf(key, UNREACHABLE)  # what it answers for None is unknown: never a finding alone
         if self.size_methods and type(node) is ast.Call and type(node.func) is ast.Name and not node.args \
                 and node.func.id in self.size_methods:
             key = self.canon(self.size_methods[node.func.id], s)  # `size_fn()`: the group's own `.size()`
@@ -795,6 +795,10 @@ class Walker:
                 return Separate("arithmetic", "arithmetic")
             return None
         if isinstance(node, ast.IfExp):
+            if type(node.test) is ast.Call and self.ctx.is_predicate(node.test):
+                # `ws(g) if pg_utils.is_parallel(g) else 1`: the predicate has decided already; a test of this
+                # size repeats it, and is nothing to migrate
+                return Separate("predicate", self.ctx.source.segment(node.test))
             a_state = self.assume(s, node.test, True, node.test, False)
             b_state = self.assume(s, node.test, False, node.test, True)
             return join_term(self.term(node.body, a_state), a_state, self.term(node.orelse, b_state), b_state, self)

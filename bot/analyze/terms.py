@@ -94,9 +94,16 @@ class SizeCompare(NamedTuple):
 
 
 def size_compare(node: ast.expr) -> SizeCompare | None:
-    """A comparison of some term with an integer constant whose truth separates 1 rank from many."""
-    if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+    """A comparison of some term with an integer constant whose truth separates 1 rank from many: `ws(g) > 1`,
+    `1 < ws(g)`, `ws(g) - 1 > 0` (the term moved clear of a constant), and the link of a chain that does, `1 <
+    ws(g) <= 8` (the other link is a further condition of the code's own)."""
+    if not isinstance(node, ast.Compare) or len(node.ops) > 2:
         return None
+    if len(node.ops) == 2:  # `c1 < term <= c2`
+        links = (ast.Compare(node.left, [node.ops[0]], [node.comparators[0]]),
+                 ast.Compare(node.comparators[0], [node.ops[1]], [node.comparators[1]]))
+        found = [c for c in map(size_compare, links) if c is not None]
+        return found[0] if len(found) == 1 else None
     left, right, op = node.left, node.comparators[0], type(node.ops[0])
     if op not in _OPS:
         return None
@@ -105,6 +112,10 @@ def size_compare(node: ast.expr) -> SizeCompare | None:
     bound = int_value(right)
     if bound is None or int_value(left) is not None:
         return None
+    offset = int_value(left.right) if isinstance(left, ast.BinOp) and isinstance(left.op, ast.Add | ast.Sub) else None
+    if isinstance(left, ast.BinOp) and offset is not None:  # `ws(g) - 1 > 0` is `ws(g) > 1`
+        bound = bound + offset if isinstance(left.op, ast.Sub) else bound - offset
+        left = left.left
     table = tuple(_OPS[op](size, bound) for size in SIZES)
     if table in (_POSITIVE, _NEGATIVE):
         return SizeCompare(left, _SYMBOL[op], bound, positive=table == _POSITIVE, nonmember_bug=False)

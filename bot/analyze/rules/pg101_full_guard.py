@@ -29,8 +29,8 @@ RULE = Rule(
     ),
     fix="`pg_utils.is_parallel(g)`; the other operands of the chain stay where they are.",
     fix_safety=(
-        "Safe (applied by `pg-bot fix`) when the rewrite is proven equivalent in all four group states (None, "
-        "non-member, single rank, multi-rank) by interpreting the allow-listed AST; `!= 1` differs for a "
+        "Safe (applied by `pg-bot fix`) when the rewrite is proven equivalent in all five group states (None, "
+        "non-member, single rank, multi-rank, a large group) by interpreting the allow-listed AST; `!= 1` differs for a "
         "non-member and needs `--unsafe-fixes`, as `g.size() > 1` does (it raises there). A guard split over "
         "nested ifs (`if g is not None:` holding only `if ws(g) > 1:`, neither with an `else`) becomes one `if pg_utils.is_parallel(g):` on the same terms, its "
         "body moved up a level; a test of a local size that is 1 when the group is None (`n = ws(g) if g is not None "
@@ -38,6 +38,23 @@ RULE = Rule(
         "with no automatic fix: merge them by hand into one `is_parallel` test."
     ),
     invalid=(
+        Invalid(  # the size moved clear of a constant is the same test (`ws(g) - 1 > 0` is `ws(g) > 1`)
+            "import torch.distributed as dist\n"
+            "def scatter_grads(out, parts, dp_group=None):\n"
+            "    if dp_group is not None and dist.get_world_size(dp_group) - 1 > 0:\n"
+            "        dist.reduce_scatter(out, parts, group=dp_group)\n"
+            "    return out\n",
+            flagged="dp_group is not None and dist.get_world_size(dp_group) - 1 > 0",
+        ),
+        Invalid(  # a chain with a bound of its own (`<= 8`) tests the size too; the rewrite would drop the bound
+            # (a group of 1024 ranks passes the predicate, not the old test), so it is never applied
+            "import torch.distributed as dist\n"
+            "def node_reduce(t, node_group=None):\n"
+            "    if node_group is not None and 1 < dist.get_world_size(node_group) <= 8:\n"
+            "        dist.all_reduce(t, group=node_group)\n"
+            "    return t\n",
+            flagged="node_group is not None and 1 < dist.get_world_size(node_group) <= 8",
+        ),
         Invalid(  # tested through an alias: the finding and its fix name what the chain reads
             "import torch.distributed as dist\n"
             "def gather(x, ctx):\n"
@@ -265,6 +282,16 @@ RULE = Rule(
         ),
     ),
     valid=(
+        # a size the predicate itself decided: its test repeats the predicate, nothing to migrate
+        "import torch.distributed as dist\n"
+        "from deepspeed.comm import pg_utils\n"
+        "def gather(x, ep_group=None):\n"
+        "    n = dist.get_world_size(ep_group) if pg_utils.is_parallel(ep_group) else 1\n"
+        "    if n > 1:\n"
+        "        out = [x.new_empty(x.shape) for _ in range(n)]\n"
+        "        dist.all_gather(out, x, group=ep_group)\n"
+        "        return out\n"
+        "    return [x]\n",
         "from deepspeed.comm import pg_utils\n"
         "import deepspeed.comm as dist\n"
         "def f(t, g=None):\n"

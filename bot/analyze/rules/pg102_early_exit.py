@@ -22,7 +22,7 @@ RULE = Rule(
     ),
     fix="`not pg_utils.is_parallel(g)`.",
     fix_safety=(
-        "Safe when proven equivalent in all four group states; `== 1` differs for a non-member and needs "
+        "Safe when proven equivalent in all five group states; `== 1` differs for a non-member and needs "
         "`--unsafe-fixes`. Consecutive early exits (`if g is None: return t` then `if ws(g) == 1: return t`, the same "
         "body, nothing between them) become one `if not pg_utils.is_parallel(g):` on the same terms; other split "
         "guards are reported with no automatic fix."

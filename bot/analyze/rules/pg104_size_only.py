@@ -21,6 +21,18 @@ RULE = Rule(
     fix="`pg_utils.is_parallel(g)` (`not pg_utils.is_parallel(g)` for `== 1` early exits).",
     fix_safety="Needs `--unsafe-fixes`: it changes what happens when g is None, which is the bug being fixed.",
     invalid=(
+        Invalid(  # an in-file size helper read as a project's is: this one is get_world_size itself (None: the world)
+            "import torch.distributed as dist\n"
+            "def get_pg_size(group=None):\n"
+            "    return dist.get_world_size(group)\n"
+            "def gather_seq(x, sp_group=None):\n"
+            "    if get_pg_size(sp_group) == 1:\n"
+            "        return x\n"
+            "    out = x.new_empty((x.shape[0] * 2, *x.shape[1:]))\n"
+            "    dist.all_gather_into_tensor(out, x, group=sp_group)\n"
+            "    return out\n",
+            flagged="get_pg_size(sp_group) == 1",
+        ),
         Invalid(  # a property that asks the size afresh at each read is a size test, not a cache (PG106)
             "import torch.distributed as dist\n"
             "class Row:\n"

@@ -34,8 +34,8 @@ _NAMES_A_GROUP = re.compile(r"\b\w+_(?:group|pg)\b|\bprocess group\b", re.I)  # 
 _GETATTR_NONE = re.compile(r"getattr\(\s*self\s*,\s*[\"'](\w+)[\"']\s*,\s*None\s*\)")
 # None documented as "no parallelism" ("If None, no model parallelism is set", "None to disable it", "None when
 # sequence parallelism is off", "None if it isn't enabled")
-_ABSENT_DOC = re.compile(r"\bNone\b[^.\n]{0,60}(?:\b(no|not|never|disabled?|disables|off|unused|inactive|without|absent"
-                         r"|skip|single)\b|n't\b)", re.I)
+_ABSENT_DOC = re.compile(r"\bNone\b[^.\n]{0,60}(?:\b(no|not|never|unless|disabled?|disables|off|unused|inactive|without"
+                         r"|absent|skip|single)\b|n't\b)", re.I)
 
 
 class FunctionInfo(NamedTuple):
@@ -420,7 +420,8 @@ class ModuleEnv:
             clauses = (c for line in doc.splitlines() for c in re.split(r"[.;]", line))
             if any(_WORLD_DOC.search(c) and not _ABSENT_DOC.search(c) for c in clauses):
                 return True
-        return any(re.search(r"\bworld|default group|global group", c, re.I) for c in self._comments(function, leaf))
+        return any(re.search(r"\bworld|default group|global group", c, re.I)
+                   for c in (*self._comments(function, leaf), *self._global_comments(name)))
 
     @staticmethod
     def _the_only_group(name: str, function: FunctionInfo) -> bool:
@@ -434,7 +435,25 @@ class ModuleEnv:
         leaf = leaf_name(name)
         if any(_ABSENT_DOC.search(line) for doc in self._docs(function) for line in _mentions(doc, leaf)):
             return True
-        return any(_ABSENT_DOC.search(c) and not _WORLD_DOC.search(c) for c in self._comments(function, leaf))
+        return any(_ABSENT_DOC.search(c) and not _WORLD_DOC.search(c)
+                   for c in (*self._comments(function, leaf), *self._global_comments(name)))
+
+    def _global_comments(self, name: str) -> Iterator[str]:
+        """For a module global (`_SP_GROUP = None`), the comments at the end of its module-level assignment and on the
+        lines right above it (`# stays None when sequence parallelism is off`)."""
+        if "." in name:
+            return
+        lines = self.ctx.source.lines
+        for stmt in self.ctx.source.tree.body:
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and any(
+                    isinstance(t, ast.Name) and t.id == name for t in _targets(stmt)):
+                match = _COMMENT.search(lines[stmt.lineno - 1])
+                if match is not None:
+                    yield match.group(1)
+                j = stmt.lineno - 2
+                while j >= 0 and lines[j].lstrip().startswith("#"):
+                    yield lines[j].lstrip()[1:]
+                    j -= 1
 
     def _comments(self, function: FunctionInfo | None, leaf: str) -> Iterator[str]:
         """The comments in the function's class (or the function) about ``leaf``: those that name it, and those

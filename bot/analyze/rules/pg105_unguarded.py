@@ -28,6 +28,60 @@ RULE = Rule(
         "confidence (the evidence is the same name elsewhere in the file) go to the PR summary, not inline."
     ),
     invalid=(
+        Invalid(  # a module global's comment, where the module sets it, says what its None means
+            "import deepspeed.comm as dist\n"
+            "# the sequence-parallel group; stays None when sequence parallelism is off\n"
+            "_SP_GROUP = None\n"
+            "def init_sp(ranks):\n"
+            "    global _SP_GROUP\n"
+            "    _SP_GROUP = dist.new_group(ranks)\n"
+            "def reduce_grads(grads):\n"
+            "    for g in grads:\n"
+            "        dist.all_reduce(g, group=_SP_GROUP)\n",
+            flagged="dist.all_reduce(g, group=_SP_GROUP)",
+            fixed=(
+                "import deepspeed.comm as dist\n"
+                "from deepspeed.comm import pg_utils\n"
+                "\n"
+                "# the sequence-parallel group; stays None when sequence parallelism is off\n"
+                "_SP_GROUP = None\n"
+                "def init_sp(ranks):\n"
+                "    global _SP_GROUP\n"
+                "    _SP_GROUP = dist.new_group(ranks)\n"
+                "def reduce_grads(grads):\n"
+                "    for g in grads:\n"
+                "        if pg_utils.is_parallel(_SP_GROUP):\n"
+                "            dist.all_reduce(g, group=_SP_GROUP)\n"
+            ),
+            unsafe=True,
+        ),
+        Invalid(  # None "unless" something is configured: the dimension is absent until then
+            "import torch.distributed as dist\n"
+            "class Head:\n"
+            "    def __init__(self):\n"
+            "        self.tp_group = None  # stays None unless tensor parallelism is configured\n"
+            "    def configure(self, topo):\n"
+            "        self.tp_group = topo.tp_group\n"
+            "    def forward(self, m):\n"
+            "        dist.all_reduce(m, group=self.tp_group)\n"
+            "        return m\n",
+            flagged="dist.all_reduce(m, group=self.tp_group)",
+            fixed=(
+                "import torch.distributed as dist\n"
+                "from deepspeed.comm import pg_utils\n"
+                "\n"
+                "class Head:\n"
+                "    def __init__(self):\n"
+                "        self.tp_group = None  # stays None unless tensor parallelism is configured\n"
+                "    def configure(self, topo):\n"
+                "        self.tp_group = topo.tp_group\n"
+                "    def forward(self, m):\n"
+                "        if pg_utils.is_parallel(self.tp_group):\n"
+                "            dist.all_reduce(m, group=self.tp_group)\n"
+                "        return m\n"
+            ),
+            unsafe=True,
+        ),
         Invalid(  # a comment at the end of the line that sets the attribute says what its None means
             "import deepspeed.comm as dist\n"
             "class TiedHead:\n"

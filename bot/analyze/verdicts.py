@@ -202,7 +202,7 @@ def decide(module: ModuleFacts) -> Verdicts:
             continue
         if _guarded_by_callers(module, site, callers) or _flag_follows(module, site):
             continue
-        evidence = _evidence(module, site.key, site.function, absent, site)
+        evidence = _evidence(module, site.key, site.function, absent, Use.at(site))
         if evidence is None:
             continue
         settled.add(id(site))
@@ -771,8 +771,21 @@ def _named_absent(module: ModuleFacts, leaf: str) -> bool:
     return any(fnmatch.fnmatchcase(leaf, pattern) for pattern in module.ctx.config.absent_groups)
 
 
+class Use(NamedTuple):
+    """Where a possibly-None group is used: the collective on it, or the call that hands it to a helper running
+    one (``collective`` names that collective)."""
+
+    function: FunctionInfo | None
+    path: frozenset[tuple[int, bool]]
+    collective: str
+
+    @classmethod
+    def at(cls, site: CollectiveSite) -> Use:
+        return cls(site.function, site.path, site.collective.name)
+
+
 def _evidence(module: ModuleFacts, key: str, function: FunctionInfo | None, absent: dict[str, set[str]],
-              site: CollectiveSite | None = None) -> tuple[Confidence, tuple[str, ...]] | None:
+              use: Use | None = None) -> tuple[Confidence, tuple[str, ...]] | None:
     leaf = leaf_name(key)
     owners = absent.get(leaf, set())
     mine = _owner(module, key, function)
@@ -784,14 +797,13 @@ def _evidence(module: ModuleFacts, key: str, function: FunctionInfo | None, abse
         return Confidence.MEDIUM, (f"`{leaf}` is checked for None before a collective elsewhere in this file",)
     if _named_absent(module, leaf):
         return Confidence.MEDIUM, (f"`{leaf}` matches rules.yaml `absent_groups`: None means the dimension is absent",)
-    if _none_unless(module, function, key, site):
+    if _none_unless(module, function, key, use):
         return Confidence.MEDIUM, (f"`{key}` is set to None when its condition fails (`... if ... else None`): "
                                    "None stands for a dimension that is not there",)
     return None
 
 
-def _none_unless(module: ModuleFacts, function: FunctionInfo | None, key: str,
-                 site: CollectiveSite | None = None) -> bool:
+def _none_unless(module: ModuleFacts, function: FunctionInfo | None, key: str, use: Use | None = None) -> bool:
     """The function sets the local to a group or to None by a condition (`grp = mesh["dp"].get_group() if dims
     else None`, or the same as an if/else statement): it writes None for the case where there is no such group.
     For `self.x`, any method of the class may (`if uses_tp: self.tp_group = ... else: self.tp_group = None` in
@@ -807,7 +819,7 @@ def _none_unless(module: ModuleFacts, function: FunctionInfo | None, key: str,
         # a collective that no test of the object's state leads to counts, in a function that does not set the
         # attribute again on the way (`self._make_group()`), and not a point-to-point call (its peer is a global
         # rank either way).
-        if site is None or site.collective.name in POINT_TO_POINT or _reads_own_state(module, site) or \
+        if use is None or use.collective in POINT_TO_POINT or _reads_own_state(module, use) or \
                 _refills(module, function, key):
             return False
         klass = module.env.class_of(function)
@@ -816,18 +828,18 @@ def _none_unless(module: ModuleFacts, function: FunctionInfo | None, key: str,
     if "." in key:
         return False
     value = _sets_none_unless(module, function, key)
-    return value is not None and (site is None or not _on_the_groups_side(site, value))
+    return value is not None and (use is None or not _on_the_groups_side(use, value))
 
 
-def _on_the_groups_side(site: CollectiveSite, value: ast.IfExp) -> bool:
+def _on_the_groups_side(use: Use, value: ast.IfExp) -> bool:
     """Does the collective run only where the condition that chose the group holds (`pg = g if on else None`,
     then `if on: all_reduce(t, group=pg)`)? Then its None never reaches it."""
-    if site.function is None or not site.path:
+    if use.function is None or not use.path:
         return False
     picks = not is_none(value.body)  # the condition's value that picks the group
     wanted = ast.dump(value.test)
-    outcomes = dict(site.path)
-    for node in ast.walk(site.function.node):
+    outcomes = dict(use.path)
+    for node in ast.walk(use.function.node):
         outcome = outcomes.get(id(node))
         if outcome is None:
             continue
@@ -839,11 +851,11 @@ def _on_the_groups_side(site: CollectiveSite, value: ast.IfExp) -> bool:
     return False
 
 
-def _reads_own_state(module: ModuleFacts, site: CollectiveSite) -> bool:
-    """Does a test on the collective's path read the object's state (`self.x`, `self.ready()`), or is its method
+def _reads_own_state(module: ModuleFacts, use: Use) -> bool:
+    """Does a test on the path to the use read the object's state (`self.x`, `self.ready()`), or is its method
     called in the file only where one does (`if self._sync: self._reduce_buffers()`)?"""
-    return site.function is not None and (_path_reads_self(site.function, site.path)
-                                          or _called_under_own_state(module, site.function, _MAX_HELPER_DEPTH))
+    return use.function is not None and (_path_reads_self(use.function, use.path)
+                                         or _called_under_own_state(module, use.function, _MAX_HELPER_DEPTH))
 
 
 def _flag_follows(module: ModuleFacts, site: CollectiveSite) -> bool:
@@ -1165,7 +1177,7 @@ def _through_callers(module: ModuleFacts, reaches: list[Reach], callers: dict[in
                 continue
             if _owner(module, key, call.function) in world or _none_is_world(module, key, call.function):
                 continue
-            evidence = _evidence(module, key, call.function, absent)
+            evidence = _evidence(module, key, call.function, absent, Use(call.function, call.path, r.site.collective.name))
             if evidence is None or r.filled(module):
                 continue
             why = (*evidence[1], f"`{r.site.collective.name}` runs on it unguarded in `{r.helper.qualname}`")

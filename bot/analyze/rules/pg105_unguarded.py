@@ -28,6 +28,35 @@ RULE = Rule(
         "confidence (the evidence is the same name elsewhere in the file) go to the PR summary, not inline."
     ),
     invalid=(
+        Invalid(  # an attribute set to None by a condition, handed to an in-file helper that communicates on it
+            "import deepspeed.comm as dist\n"
+            "def _sum(t, group):\n"
+            "    dist.all_reduce(t, group=group)\n"
+            "    return t\n"
+            "class MoEGrads:\n"
+            "    def __init__(self, ep_size, ep_ranks):\n"
+            "        self.ep_group = dist.new_group(ep_ranks) if ep_size > 1 else None\n"
+            "    def reduce_expert(self, grads):\n"
+            "        for g in grads:\n"
+            "            _sum(g, self.ep_group)\n",
+            flagged="_sum(g, self.ep_group)",
+            fixed=(
+                "import deepspeed.comm as dist\n"
+                "from deepspeed.comm import pg_utils\n"
+                "\n"
+                "def _sum(t, group):\n"
+                "    dist.all_reduce(t, group=group)\n"
+                "    return t\n"
+                "class MoEGrads:\n"
+                "    def __init__(self, ep_size, ep_ranks):\n"
+                "        self.ep_group = dist.new_group(ep_ranks) if ep_size > 1 else None\n"
+                "    def reduce_expert(self, grads):\n"
+                "        for g in grads:\n"
+                "            if pg_utils.is_parallel(self.ep_group):\n"
+                "                _sum(g, self.ep_group)\n"
+            ),
+            unsafe=True,
+        ),
         Invalid(  # a module global's comment, where the module sets it, says what its None means
             "import deepspeed.comm as dist\n"
             "# the sequence-parallel group; stays None when sequence parallelism is off\n"

@@ -504,13 +504,15 @@ def _mentions(doc: str, leaf: str) -> Iterator[str]:
             taken = [line]
             indent = len(line) - len(line.lstrip())
             for n, more in enumerate(lines[i + 1 : i + 9]):
-                if _ENTRY.match(more) or not more.strip() or (n >= 2 and len(more) - len(more.lstrip()) <= indent):
+                if _ENTRY.match(more) or not more.strip() or (n >= 2 and len(more) - len(more.lstrip()) <= indent) \
+                        or any(other != leaf for other in _GROUP_WORD.findall(more)):  # a line about another group
                     break
                 taken.append(more)
             yield " ".join(taken)
 
 
 _ENTRY = re.compile(r"\s*[*\w`]+\s*(?:\([^)]*\))?\s*:(?!:)")
+_GROUP_WORD = re.compile(r"\b\w+_(?:group|pg)\b")
 
 
 def optional_params(function: FunctionNode) -> set[str]:

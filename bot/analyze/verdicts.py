@@ -1319,8 +1319,9 @@ def _lambda_copies(module: ModuleFacts) -> Iterable[Copy]:
         if not isinstance(body, ast.BoolOp) or len(body.values) != 2:
             continue
         scratch = Sites()
-        Walker(module.env, None, scratch, {}, module.group_keys).chain(body, State())
         params = [a.arg for a in lam.args.args]
+        # its parameters are what its test is about: `g.size()` there is a group's own size
+        Walker(module.env, None, scratch, {}, module.group_keys | frozenset(params)).chain(body, State())
         for chain in scratch.chains.values():
             for pair in chain_pairs(chain):
                 if pair.none.key in params:

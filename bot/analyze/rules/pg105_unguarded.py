@@ -217,6 +217,19 @@ RULE = Rule(
         ),
     ),
     valid=(
+        # a docstring's entry for the group says None is the world; the next line is about another group
+        "import deepspeed.comm as dist\n"
+        "class Sync:\n"
+        "    \"\"\"Averages gradients.\n"
+        "\n"
+        "    Dense params: over ``dp_group`` (None = the default world group).\n"
+        "    Expert params: over ``expert_group``; None when experts are not replicated.\n"
+        "    \"\"\"\n"
+        "    def __init__(self, dp_group=None, expert_group=None):\n"
+        "        self.dp_group = dp_group\n"
+        "        self.expert_group = expert_group\n"
+        "    def dense(self, g):\n"
+        "        dist.all_reduce(g, group=self.dp_group)\n",
         # the collective runs only where the condition that picked the group holds
         "import torch.distributed as dist\n"
         "def train_step(layout, logits):\n"

@@ -23,6 +23,15 @@ RULE = Rule(
     fix="Call `pg_utils.is_parallel` instead; the copy is removed once nothing else uses it.",
     fix_safety="Safe when the copy's body is proven equivalent; the copy stays (delegating) when it is public.",
     invalid=(
+        Invalid(  # a lambda's parameter is what its test is about: `g.size()` there is a group's own size
+            "import torch.distributed as dist\n"
+            "_is_split = lambda g: g is not None and g.size() > 1\n"
+            "def full(w, grp=None):\n"
+            "    if _is_split(grp):\n"
+            "        dist.all_gather([w], w, group=grp)\n"
+            "    return w\n",
+            flagged="lambda g: g is not None and g.size() > 1",
+        ),
         Invalid(
             "import deepspeed.comm as dist\n"
             "def _tp_active(group):\n"

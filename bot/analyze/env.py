@@ -508,7 +508,16 @@ def _mentions(doc: str, leaf: str) -> Iterator[str]:
                         or any(other != leaf for other in _GROUP_WORD.findall(more)):  # a line about another group
                     break
                 taken.append(more)
-            yield " ".join(taken)
+            yield _about(" ".join(taken), leaf)
+
+
+def _about(text: str, leaf: str) -> str:
+    """The clauses of ``text`` that are not about another group (`intra_group is always a real group; inter_group
+    is None on a single node`: the second is inter_group's), abbreviations' dots kept from ending a clause."""
+    text = text.replace("i.e.", "ie").replace("e.g.", "eg")
+    clauses = re.split(r";|\.\s", text)
+    return "; ".join(c for c in clauses if not any(o != leaf for o in _GROUP_WORD.findall(c))
+                     or re.search(rf"\b{re.escape(leaf)}\b", c))
 
 
 _ENTRY = re.compile(r"\s*[*\w`]+\s*(?:\([^)]*\))?\s*:(?!:)")

@@ -343,7 +343,9 @@ def _size_only(v: Verdicts, site: CollectiveSite, f: Facts, world: set[str]) -> 
         return
     for c in sorted(f.size, key=_pos):
         via = c.term.via if isinstance(c.term, SizeOf) else None
-        if id(c.test) in v.both_ways or (via and "." not in via and _shapes_first(site.function, via, c.node)):
+        # (a size that shapes data before its test counts on None being the world, unless the docs say it is absent)
+        if id(c.test) in v.both_ways or (via and "." not in via and _shapes_first(site.function, via, c.node)
+                                         and not module.env.absent_documented(site.key, site.function)):
             continue
         (v.cached if via and _on_instance(module, via, site.function) else v.size_only).append((site, c))
 

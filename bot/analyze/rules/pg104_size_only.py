@@ -21,6 +21,20 @@ RULE = Rule(
     fix="`pg_utils.is_parallel(g)` (`not pg_utils.is_parallel(g)` for `== 1` early exits).",
     fix_safety="Needs `--unsafe-fixes`: it changes what happens when g is None, which is the bug being fixed.",
     invalid=(
+        Invalid(  # a size that shapes data before its second test still tests an absent group where the docs say
+            # None means not partitioned
+            "import torch.distributed as dist\n"
+            "def sync(a, b, group=None):\n"
+            "    \"\"\"group: the partition group, or None when the optimizer is not partitioned.\"\"\"\n"
+            "    n = dist.get_world_size(group=group)\n"
+            "    if n > 1:\n"
+            "        dist.all_reduce(a, group=group)\n"
+            "    a.div_(n)\n"
+            "    if n > 1:\n"
+            "        dist.all_reduce(b, group=group)\n"
+            "    return a, b\n",
+            flagged="n > 1",
+        ),
         Invalid(  # an in-file size helper read as a project's is: this one is get_world_size itself (None: the world)
             "import torch.distributed as dist\n"
             "def get_pg_size(group=None):\n"
@@ -91,6 +105,13 @@ RULE = Rule(
         ),
     ),
     valid=(
+        # the docs say None is the world (an abbreviation's dots do not end the sentence)
+        "import torch.distributed as dist\n"
+        "def average(buf, dp_group=None):\n"
+        "    \"\"\"dp_group defaults to None, i.e. the global (world) process group.\"\"\"\n"
+        "    if dist.get_world_size(group=dp_group) > 1:\n"
+        "        dist.all_reduce(buf, group=dp_group)\n"
+        "    return buf\n",
         # a class-level `group = None` that `__init__` always replaces is a default no instance keeps
         "import torch.distributed as dist\n"
         "class Stage:\n"

@@ -217,6 +217,16 @@ RULE = Rule(
         ),
     ),
     valid=(
+        # a docstring clause about another group is not about this one
+        "import torch.distributed as dist\n"
+        "class Hier:\n"
+        "    \"\"\"intra_group is always a real group; inter_group is None on a single node.\"\"\"\n"
+        "    def __init__(self, intra_group, inter_group):\n"
+        "        self.intra_group = intra_group\n"
+        "        self.inter_group = inter_group\n"
+        "    def __call__(self, t):\n"
+        "        dist.all_reduce(t, group=self.intra_group)\n"
+        "        return t\n",
         # a docstring's entry for the group says None is the world; the next line is about another group
         "import deepspeed.comm as dist\n"
         "class Sync:\n"

@@ -1315,10 +1315,13 @@ class Walker:
                 return Atom(index, node, term.group, "size", compare=compare, term=term)
             return None
         inner = without_not(node)
+        negated = inner is not node
+        if is_bool_call(inner) and isinstance(inner.args[0], (ast.Name, ast.Attribute)):
+            inner = inner.args[0]  # `bool(g)` is g's truthiness
         if isinstance(inner, (ast.Name, ast.Attribute)):
             key = self.canon(inner, s)
             if key is not None and self.is_group(key):
-                return Atom(index, node, key, "none", is_none=inner is not node)
+                return Atom(index, node, key, "none", is_none=negated)
         if self.size_methods and isinstance(inner, ast.Call) and dotted(inner.func) == "callable" \
                 and len(inner.args) == 1 and isinstance(inner.args[0], ast.Name) and inner.args[0].id in self.size_methods:
             key = self.canon(self.size_methods[inner.args[0].id], s)  # `not callable(size_fn)`: the group is None

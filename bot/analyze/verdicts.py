@@ -25,7 +25,7 @@ from bot.analyze.module import ModuleFacts
 from bot.analyze.names import dotted, leaf_name
 from bot.analyze.scan import POINT_TO_POINT, PROCESS_GROUP_NAME
 from bot.analyze.slicing import HELPER_LEVELS
-from bot.analyze.terms import Null, SizeOf, is_none, none_test, presence, without_not
+from bot.analyze.terms import Null, SizeOf, is_bool_call, is_none, none_test, presence, without_not
 from bot.model import Confidence
 
 
@@ -131,6 +131,11 @@ class Verdicts:
                 and {k for _, k in seen[True] if k is not None} & {k for _, k in seen[False] if k is not None}}
 
     @cached_property
+    def callers(self) -> dict[int, list[CallSite]]:
+        """In-file calls of each function (by id of its node)."""
+        return _callers(self.module)
+
+    @cached_property
     def dispatch(self) -> set[int]:
         """Branch tests with different communication on each side (`if has_two_levels(cg): hierarchical() else:
         flat()`): such a None test chooses how to communicate, it does not decide whether to. Communication that
@@ -170,7 +175,7 @@ def decide(module: ModuleFacts) -> Verdicts:
     absent = _absent_evidence(module, world)
     v.world_names = frozenset(n for n in (leaf_name(o.partition(":")[2]) for o in world) if n not in absent)
     v.world_file = not absent and module.env.documents_world()
-    callers = _callers(module)
+    callers = v.callers
     dispatch = v.dispatch
     settled: set[int] = set()  # optional groups decided at their collective: reported, or None is the world there
     for site in module.sites.collectives.values():
@@ -339,7 +344,8 @@ def _size_only(v: Verdicts, site: CollectiveSite, f: Facts, world: set[str]) -> 
     module = v.module
     assert site.key is not None
     if f.null not in (Null.MAYBE, Null.NONE) or site.separate or _owner(module, site.key, site.function) in world \
-            or leaf_name(site.key) in v.world_names or v.world_file or _none_is_world(module, site.key, site.function):
+            or leaf_name(site.key) in v.world_names or v.world_file or _none_is_world(module, site.key, site.function) \
+            or _guarded_by_callers(module, site, v.callers, separate=False):  # every caller has ruled None out
         return
     for c in sorted(f.size, key=_pos):
         via = c.term.via if isinstance(c.term, SizeOf) else None
@@ -522,8 +528,14 @@ def _communicating(module: ModuleFacts) -> set[int]:
 
 
 def _and_inner(node: ast.expr) -> tuple[ast.expr, ...]:
-    """A truthiness atom `not g` is narrowed as `g`: both name the same test."""
-    return (node, node.operand) if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) else (node,)
+    """A truthiness atom `not g` (or `bool(g)`, `not bool(g)`) is narrowed as `g`: they name the same test."""
+    out = [node]
+    inner = without_not(node)
+    if inner is not node:
+        out.append(inner)
+    if is_bool_call(inner):
+        out.append(inner.args[0])
+    return tuple(out)
 
 
 def _pos(check: Check) -> tuple[int, int]:
@@ -1135,9 +1147,11 @@ def _reaches(module: ModuleFacts, callers: dict[int, list[CallSite]]) -> list[Re
     return out
 
 
-def _guarded_by_callers(module: ModuleFacts, site: CollectiveSite, callers: dict[int, list[CallSite]]) -> bool:
+def _guarded_by_callers(module: ModuleFacts, site: CollectiveSite, callers: dict[int, list[CallSite]],
+                        separate: bool = True) -> bool:
     """Every in-file caller of the helper already tests the group (the helper's collective is guarded there) or
-    passes one that is there (`if group is None: group = get_default_group()` before the call)."""
+    passes one that is there (`if group is None: group = get_default_group()` before the call); with ``separate``
+    False, a caller's test of a separately supplied size does not count (it says nothing of None)."""
     helper = _helper(module, site)
     rel = _relative(module, site.function, site.key) if site.function is not None and site.key else None
     if helper is None or rel is None:
@@ -1150,7 +1164,9 @@ def _guarded_by_callers(module: ModuleFacts, site: CollectiveSite, callers: dict
         if key is None:
             return False
         f = call.groups.get(key)
-        if f is None or not (f.nonnull or f.pred or call.separate or f.null == Null.NOT_NONE) or f.null == Null.NONE:
+        # (a caller's own size test, size-only or not, is where a finding about the group is made)
+        if f is None or not (f.nonnull or f.pred or (separate and (call.separate or f.size)) or f.null == Null.NOT_NONE) \
+                or f.null == Null.NONE:
             return False
     return True
 

@@ -105,6 +105,22 @@ RULE = Rule(
         ),
     ),
     valid=(
+        # every caller has returned on None already: the helper's size test is on a group that is there
+        "import deepspeed.comm as dist\n"
+        "class Shards:\n"
+        "    def __init__(self, shard_group=None):\n"
+        "        self.shard_group = shard_group\n"
+        "    def consolidate(self, flat):\n"
+        "        if self.shard_group is None:\n"
+        "            return flat\n"
+        "        return self._gather(flat)\n"
+        "    def _gather(self, flat):\n"
+        "        n = dist.get_world_size(group=self.shard_group)\n"
+        "        if n == 1:\n"
+        "            return flat\n"
+        "        out = flat.new_empty(n * flat.numel())\n"
+        "        dist.all_gather_into_tensor(out, flat, group=self.shard_group)\n"
+        "        return out\n",
         # the docs say None is the world (an abbreviation's dots do not end the sentence)
         "import torch.distributed as dist\n"
         "def average(buf, dp_group=None):\n"

@@ -217,6 +217,19 @@ RULE = Rule(
         ),
     ),
     valid=(
+        # the caller's size-only exit is the finding (PG104); the helper's collective behind it is not a second one
+        "import deepspeed.comm as dist\n"
+        "class Combine:\n"
+        "    def __init__(self, ep_group=None):\n"
+        "        # ep_group=None: experts are not sharded\n"
+        "        self.ep_group = ep_group\n"
+        "    def combine(self, out, buf):\n"
+        "        if dist.get_world_size(self.ep_group) == 1:\n"
+        "            return out\n"
+        "        return self._exchange(out, buf)\n"
+        "    def _exchange(self, out, buf):\n"
+        "        dist.all_to_all_single(buf, out, group=self.ep_group)\n"
+        "        return buf\n",
         # a docstring clause about another group is not about this one
         "import torch.distributed as dist\n"
         "class Hier:\n"

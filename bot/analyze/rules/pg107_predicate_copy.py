@@ -23,6 +23,12 @@ RULE = Rule(
     fix="Call `pg_utils.is_parallel` instead; the copy is removed once nothing else uses it.",
     fix_safety="Safe when the copy's body is proven equivalent; the copy stays (delegating) when it is public.",
     invalid=(
+        Invalid(  # `bool(g)` is g's truthiness, a None test
+            "import torch.distributed as dist\n"
+            "def tp_active(g):\n"
+            "    return bool(g) and dist.get_world_size(group=g) >= 2\n",
+            flagged="def tp_active(g):\n    return bool(g) and dist.get_world_size(group=g) >= 2",
+        ),
         Invalid(  # a lambda's parameter is what its test is about: `g.size()` there is a group's own size
             "import torch.distributed as dist\n"
             "_is_split = lambda g: g is not None and g.size() > 1\n"

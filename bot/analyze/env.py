@@ -450,10 +450,7 @@ class ModuleEnv:
                 match = _COMMENT.search(lines[stmt.lineno - 1])
                 if match is not None:
                     yield match.group(1)
-                j = stmt.lineno - 2
-                while j >= 0 and lines[j].lstrip().startswith("#"):
-                    yield lines[j].lstrip()[1:]
-                    j -= 1
+                yield from _comments_above(lines, stmt.lineno - 1, 0)
 
     def _comments(self, function: FunctionInfo | None, leaf: str) -> Iterator[str]:
         """The comments in the function's class (or the function) about ``leaf``: those that name it, and those
@@ -473,10 +470,8 @@ class ModuleEnv:
             setting = sets.search(line if match is None else line[: match.start()]) is not None
             if match is not None and (setting or named.search(match.group(1))):
                 yield match.group(1)
-            j = i - 1
-            while setting and j >= start - 1 and lines[j].lstrip().startswith("#"):
-                yield lines[j].lstrip()[1:]
-                j -= 1
+            if setting:
+                yield from _comments_above(lines, i, start - 1)
 
     def _docs(self, function: FunctionInfo | None) -> Iterator[str]:
         """The docstrings that document the function's names: its own and its enclosing functions', then its
@@ -509,6 +504,14 @@ def _mentions(doc: str, leaf: str) -> Iterator[str]:
                     break
                 taken.append(more)
             yield _about(" ".join(taken), leaf)
+
+
+def _comments_above(lines: list[str], index: int, floor: int) -> Iterator[str]:
+    """The comment-only lines right above ``lines[index]`` (0-based), nearest first, none above ``floor``."""
+    j = index - 1
+    while j >= floor and lines[j].lstrip().startswith("#"):
+        yield lines[j].lstrip()[1:]
+        j -= 1
 
 
 def _about(text: str, leaf: str) -> str:

@@ -852,15 +852,9 @@ def _on_the_groups_side(use: Use, value: ast.IfExp) -> bool:
         return False
     picks = not is_none(value.body)  # the condition's value that picks the group
     wanted = ast.dump(value.test)
-    outcomes = dict(use.path)
-    for node in ast.walk(use.function.node):
-        outcome = outcomes.get(id(node))
-        if outcome is None:
-            continue
-        if ast.dump(node) == wanted and outcome == picks:
-            return True
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and ast.dump(node.operand) == wanted \
-                and outcome != picks:
+    for test, outcome in _path_tests(use.function, use.path):
+        read = without_not(test)
+        if ast.dump(read) == wanted and (outcome if read is test else not outcome) == picks:
             return True
     return False
 
@@ -884,13 +878,9 @@ def _flag_follows(module: ModuleFacts, site: CollectiveSite) -> bool:
     if klass is None:
         return False
     assigned = module.env.assigned_values(klass)
-    outcomes = dict(site.path)
-    for node in ast.walk(site.function.node):
-        outcome = outcomes.get(id(node))
-        if outcome is None or not isinstance(node, ast.expr):
-            continue
-        read = without_not(node)
-        truthy = outcome if read is node else not outcome  # the flag's value where the collective runs
+    for test, outcome in _path_tests(site.function, site.path):
+        read = without_not(test)
+        truthy = outcome if read is test else not outcome  # the flag's value where the collective runs
         flag = dotted(read) if isinstance(read, ast.Attribute) else None
         if truthy and flag is not None and flag != key and flag.startswith("self.") and flag.count(".") == 1 \
                 and _set_together(assigned.get(key, []), assigned.get(flag, [])):
@@ -915,11 +905,19 @@ def _set_together(groups: list[tuple[FunctionInfo, ast.expr]], flags: list[tuple
 
 
 def _path_reads_self(function: FunctionInfo, path: frozenset[tuple[int, bool]]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in ("self", "cls")
+               for test, _ in _path_tests(function, path) for n in ast.walk(test))
+
+
+def _path_tests(function: FunctionInfo, path: frozenset[tuple[int, bool]]) -> Iterator[tuple[ast.expr, bool]]:
+    """The branch tests on a path through the function (the flow keeps their ids), with the outcome taken."""
     if not path:
-        return False
-    taken = {test for test, _ in path}
-    return any(isinstance(n, ast.Name) and n.id in ("self", "cls") for node in ast.walk(function.node)
-               if id(node) in taken for n in ast.walk(node))
+        return
+    outcomes = dict(path)
+    for node in ast.walk(function.node):
+        outcome = outcomes.get(id(node))
+        if outcome is not None and isinstance(node, ast.expr):
+            yield node, outcome
 
 
 def _called_under_own_state(module: ModuleFacts, function: FunctionInfo, depth: int) -> bool:

@@ -98,6 +98,7 @@ class ModuleEnv:
     # (callee, depth, calling function) -> whether the callee returns a guard (bot.analyze.flow.Walker.guard_like)
     guard_bodies: dict[tuple[int, int, int], bool] = field(default_factory=dict)
     _parallel_getters: dict[int, bool] = field(default_factory=dict)  # id of a function node -> parallel_getter
+    _optional_getters: dict[int, bool] = field(default_factory=dict)  # id of a function node -> optional_getter
     # id of a conditional expression with a constant boolean branch -> the `and`/`or` it is (one node per file, so
     # every walk records the same chain)
     bool_forms: dict[int, ast.BoolOp] = field(default_factory=dict)
@@ -175,6 +176,9 @@ class ModuleEnv:
             if klass is not None and any(key in self._optional_attrs(c) or rest in self._read_as_optional(c)
                                          for c in self.mro(klass)):
                 return Null.MAYBE
+            getter = self.method(klass, rest) if klass is not None and "." not in rest else None
+            if getter is not None and getter is not function and getter.is_property and self.optional_getter(getter):
+                return Null.MAYBE  # `@property def group(self): return self._group`, an optional attribute
         klass = self.singleton(head, function)
         if klass is not None and any(f"self.{rest}" in self._optional_attrs(c) or rest in self._read_as_optional(c)
                                      for c in self.mro(klass)):
@@ -256,6 +260,29 @@ class ModuleEnv:
         if key not in self._parallel_getters:
             self._parallel_getters[key] = _parallel_getter(function.node)
         return self._parallel_getters[key]
+
+    def optional_getter(self, function: FunctionInfo) -> bool:
+        """Is the function a plain getter of something that may be None (`def get_ring_group(): return
+        _RING_GROUP`, the global None until a setter runs; `return self._sp_group`, an optional attribute)? What
+        it hands back may then be None. A getter that tests or asserts first is not plain, and is not read."""
+        key = id(function.node)
+        if key not in self._optional_getters:
+            self._optional_getters[key] = self._optional_getter(function)
+        return self._optional_getters[key]
+
+    def _optional_getter(self, function: FunctionInfo) -> bool:
+        body = [s for s in function.node.body if not isinstance(s, (ast.Global, ast.Nonlocal, ast.Pass))]
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]  # the docstring
+        if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+            return False
+        text = dotted(body[0].value)
+        if text is None:
+            return False
+        head = text.partition(".")[0]
+        if head in function.params and head not in ("self", "cls"):
+            return False  # hands back what its caller gave it
+        return self.origin(text, function) == Null.MAYBE
 
     def parallel_only_attribute(self, klass: ClassInfo, key: str) -> bool:
         """Is `self.x` set to a group only behind a test that the size is above one, None otherwise

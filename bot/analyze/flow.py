@@ -636,6 +636,9 @@ class Walker:
             return Null.MAYBE, None, False
         if isinstance(value, ast.NamedExpr):
             return self.value_null(value.value, s)
+        if type(value) is ast.Call and (getter := self.env.callee(value, self.function)) is not None \
+                and self.env.optional_getter(getter):
+            return Null.MAYBE, None, False  # `g = get_ring_group()`, a getter of a global None until set
         return Null.UNKNOWN, None, False
 
     def kill(self, s: State, text: str) -> None:

@@ -95,6 +95,34 @@ RULE = Rule(
             "    dist.all_reduce(t, group=group)\n",
             flagged="world_size == 1",
         ),
+        Invalid(  # a plain getter hands back a module global that is None until its setter runs
+            "import torch.distributed as dist\n"
+            "_RING_GROUP = None\n"
+            "def set_ring_group(group):\n"
+            "    global _RING_GROUP\n"
+            "    _RING_GROUP = group\n"
+            "def get_ring_group():\n"
+            "    return _RING_GROUP\n"
+            "def gather_kv(kv, out):\n"
+            "    group = get_ring_group()\n"
+            "    if dist.get_world_size(group=group) > 1:\n"
+            "        dist.all_gather(out, kv, group=group)\n",
+            flagged="dist.get_world_size(group=group) > 1",
+        ),
+        Invalid(  # a property over an optional attribute may be None as the attribute may
+            "import torch.distributed as dist\n"
+            "class Head:\n"
+            "    def __init__(self, tp_group=None):\n"
+            "        self._tp_group = tp_group\n"
+            "    @property\n"
+            "    def tp_group(self):\n"
+            "        return self._tp_group\n"
+            "    def forward(self, x):\n"
+            "        if dist.get_world_size(self.tp_group) > 1:\n"
+            "            dist.all_reduce(x, group=self.tp_group)\n"
+            "        return x\n",
+            flagged="dist.get_world_size(self.tp_group) > 1",
+        ),
         Invalid(  # a walrus caches the size in the test itself
             "import torch.distributed as dist\n"
             "def f(t, group=None):\n"
@@ -105,6 +133,16 @@ RULE = Rule(
         ),
     ),
     valid=(
+        # a getter that asserts first hands back a group that is there
+        "import torch.distributed as dist\n"
+        "_RING_GROUP = None\n"
+        "def get_ring_group():\n"
+        "    assert _RING_GROUP is not None, 'ring group is not initialized'\n"
+        "    return _RING_GROUP\n"
+        "def gather_kv(kv, out):\n"
+        "    group = get_ring_group()\n"
+        "    if dist.get_world_size(group=group) > 1:\n"
+        "        dist.all_gather(out, kv, group=group)\n",
         # every caller has returned on None already: the helper's size test is on a group that is there
         "import deepspeed.comm as dist\n"
         "class Shards:\n"

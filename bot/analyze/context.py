@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -243,6 +244,17 @@ class Context:
             f"{c.predicate_name}.{c.predicate_function}",
         }
 
+    def mpu_group(self, node: ast.expr) -> bool:
+        """A call of an mpu / parallel-state group getter (`parallel_state.get_tensor_model_parallel_group()`,
+        `mpu.get_data_parallel_group()`, `self.mpu.get_model_parallel_group()`): a group the parallel state owns,
+        whose guards are out of scope by design (the RFC's mpu-based sizes). Not one asked with
+        `check_initialized=False`: that may hand back None, an absent dimension the caller tests for."""
+        if type(node) is not ast.Call or any(k.arg == "check_initialized" and isinstance(k.value, ast.Constant)
+                                             and k.value.value is False for k in node.keywords):
+            return False
+        text = self.names.qualify(node.func) or dotted(node.func)
+        return text is not None and _MPU_GETTER.search(text) is not None
+
     def is_world(self, node: ast.expr) -> bool:
         """`dist.group.WORLD`, `dist.GroupMember.WORLD`, `_get_default_group()`, ... : the world group itself; and
         `new_group()` (`new_group(backend="gloo")`) with no ranks, a group of every rank: the world again."""
@@ -253,6 +265,8 @@ class Context:
         text = self.names.qualify(target) or dotted(target)
         return text is not None and text.endswith(_WORLD_SUFFIXES)
 
+
+_MPU_GETTER = re.compile(r"(?:^|\.)(?:mpu|parallel_state)\.get_\w*group$")
 
 # Libraries whose functions named for collectives are not the project's wrappers of torch.distributed: torch's
 # and numpy's own, and torch_xla's (`xm.all_reduce(op, ts, groups=[[0, 1]])` takes replica lists, not groups)

@@ -38,6 +38,18 @@ _ABSENT_DOC = re.compile(r"\bNone\b[^.\n]{0,60}(?:\b(no|not|never|unless|disable
                          r"|absent|skip|single)\b|n't\b)", re.I)
 
 
+
+def _reads(text: str) -> str | None:
+    """What a line of docs says None is: "world", "absent" or nothing. When it says both, the word nearer after
+    None wins (`None uses the global group (a single writer)` is the world; `None: no sharding, not the world
+    group` is absent)."""
+    world = _WORLD_DOC.search(text) or _WORLD_DEFAULT.search(text)
+    absent = _ABSENT_DOC.search(text)
+    if world is None or absent is None:
+        return "world" if world is not None else "absent" if absent is not None else None
+    return "world" if world.end() <= absent.end() else "absent"
+
+
 class FunctionInfo(NamedTuple):
     node: FunctionNode
     qualname: str
@@ -228,7 +240,7 @@ class ModuleEnv:
             if not doc or "None" not in doc or not _NAMES_A_GROUP.search(doc):
                 continue  # (a sentence over no named group, `None means the default group.`, is its function's)
             for sentence in re.split(r"(?<=\.)\s", " ".join(doc.split())):
-                if "group" in sentence and _WORLD_DOC.search(sentence) and not _ABSENT_DOC.search(sentence):
+                if "group" in sentence and _WORLD_DOC.search(sentence) and _reads(sentence) == "world":
                     return True
         return False
 
@@ -260,6 +272,12 @@ class ModuleEnv:
         if key not in self._parallel_getters:
             self._parallel_getters[key] = _parallel_getter(function.node)
         return self._parallel_getters[key]
+
+    def mpu_attribute(self, klass: ClassInfo, key: str) -> bool:
+        """Is `self.x` only ever the group of an mpu / parallel-state getter (`self.tp_group =
+        parallel_state.get_tensor_model_parallel_group()`)? Its guards are then out of scope, as the getter's are."""
+        values = [v for c in self.mro(klass) for _, v in self.assigned_values(c).get(key, ())]
+        return bool(values) and all(self.ctx.mpu_group(v) for v in values)
 
     def optional_getter(self, function: FunctionInfo) -> bool:
         """Is the function a plain getter of something that may be None (`def get_ring_group(): return
@@ -439,13 +457,13 @@ class ModuleEnv:
         leaf = leaf_name(name)
         for doc in self._docs(function):
             for line in _mentions(doc, leaf):
-                if (_WORLD_DOC.search(line) or _WORLD_DEFAULT.search(line)) and not _ABSENT_DOC.search(line):
+                if _reads(line) == "world":
                     return True
         if function is not None and self._the_only_group(name, function):
             # `"""None means the default group."""` over `def all_reduce(t, pg=None)`: it can only mean pg
             doc = ast.get_docstring(function.node, clean=False) or ""
             clauses = (c for line in doc.splitlines() for c in re.split(r"[.;]", line))
-            if any(_WORLD_DOC.search(c) and not _ABSENT_DOC.search(c) for c in clauses):
+            if any(_WORLD_DOC.search(c) and _reads(c) == "world" for c in clauses):
                 return True
         return any(re.search(r"\bworld|default group|global group", c, re.I)
                    for c in (*self._comments(function, leaf), *self._global_comments(name)))
@@ -460,9 +478,9 @@ class ModuleEnv:
         """The docs, or a comment in the class or function, say None means the dimension is absent (`# the
         group is None for a local, single-host run`)."""
         leaf = leaf_name(name)
-        if any(_ABSENT_DOC.search(line) for doc in self._docs(function) for line in _mentions(doc, leaf)):
+        if any(_reads(line) == "absent" for doc in self._docs(function) for line in _mentions(doc, leaf)):
             return True
-        return any(_ABSENT_DOC.search(c) and not _WORLD_DOC.search(c)
+        return any(_reads(c) == "absent"
                    for c in (*self._comments(function, leaf), *self._global_comments(name)))
 
     def _global_comments(self, name: str) -> Iterator[str]:

@@ -51,7 +51,7 @@ _P2P = frozenset({"send", "recv", "isend", "irecv"})
 # what a `len(...)` that counts ranks (or their shares) is taken of
 _RANK_COUNT = re.compile(r"size|world|degree|parallel|rank|partition|shard|replica|device|node|gpu|worker|proc|group"
                          r"|mesh|split|chunk|member|peer", re.I)
-_SIZE_LIKE = re.compile(r"size|world|degree|parallel|num_|ranks|(^|_)ws($|_)|(^|_)(tp|dp|ep|mp|pp|sp|cp)$", re.I)
+_SIZE_LIKE = re.compile(r"size|world|degree|parallel|num_|ranks|replicas|(^|_)ws($|_)|(^|_)(tp|dp|ep|mp|pp|sp|cp)$", re.I)
 _MAX_DEPTH = 8  # how deep flags / local predicates are expanded into one another
 
 
@@ -251,6 +251,9 @@ class Walker:
         # local name -> the in-file function it names (`fn = _scatter if sp else _reduce`, then `fn(t, g)`: a call
         # of the first branch that is one, flow-insensitive, as `chosen`)
         self.helper_aliases: dict[str, ast.expr] = {}
+        # keys holding the group of an mpu / parallel-state getter (`grp = ps.get_tensor_model_parallel_group()`),
+        # or not, memoised: no group of this analysis (flow-insensitive, as `chosen`)
+        self.mpu_held: dict[str, bool] = {}
         klass = env.class_of(function) if function is not None else None
         self.klass = klass
         self.summary = summaries.get(id(klass.node)) if klass is not None else None
@@ -558,6 +561,7 @@ class Walker:
                 self.helper_aliases[text] = helper
             else:
                 self.helper_aliases.pop(text, None)
+            self.mpu_held[text] = self.ctx.mpu_group(value)
             getter = self.env.callee(value, self.function) if type(value) is ast.Call and self.is_group(text) else None
             if getter is not None and self.env.parallel_getter(getter):
                 self.parallel_only.add(text)
@@ -701,7 +705,16 @@ class Walker:
         return origin
 
     def is_group(self, key: str) -> bool:
-        return key in self.group_keys or bool(GROUP_NAME.search(leaf_name(key)))
+        return (key in self.group_keys or bool(GROUP_NAME.search(leaf_name(key)))) and not self.mpu(key)
+
+    def mpu(self, key: str) -> bool:
+        """Does ``key`` hold the group of an mpu / parallel-state getter (a local, or an attribute the class only
+        ever sets to one)?"""
+        found = self.mpu_held.get(key)
+        if found is None:
+            found = self.mpu_held[key] = self.klass is not None and key.startswith("self.") and key.count(".") == 1 \
+                and self.env.mpu_attribute(self.klass, key)
+        return found
 
     # ================================================================ size terms
 
@@ -714,7 +727,7 @@ class Walker:
         group = self.ctx.world_size_group(node)
         if group is not None:
             key = self.canon(group, s)
-            if key is None:
+            if key is None or self.mpu(key):
                 return Separate("mpu-size", dotted(group) or "a call")  # `get_world_size(group=mpu.get_x())`
             return SizeOf(key, None)
         elsewhere = self.ctx.elsewhere_size(node)
@@ -1421,12 +1434,16 @@ def join_term(ta: SizeTerm | None, a: State, tb: SizeTerm | None, b: State, w: W
 
 
 def _case_test(subject: ast.expr, pattern: ast.pattern, lines: list[str]) -> ast.expr | None:
-    """`case None:` as the test it makes, `subject is None`, placed from `case` to the pattern's end: findings
-    quote and point at `case None`."""
-    if not (isinstance(pattern, ast.MatchSingleton) and pattern.value is None):
+    """`case None:` as the test it makes, `subject is None`, and `case 1:` as `subject == 1` (a size that
+    matches one rank), placed from `case` to the pattern's end: findings quote and point at `case None`."""
+    if isinstance(pattern, ast.MatchSingleton) and pattern.value is None:
+        test = ast.copy_location(ast.Compare(subject, [ast.Is()], [ast.copy_location(ast.Constant(None), pattern)]),
+                                 pattern)
+    elif isinstance(pattern, ast.MatchValue) and isinstance(pattern.value, ast.Constant) \
+            and type(pattern.value.value) is int:
+        test = ast.copy_location(ast.Compare(subject, [ast.Eq()], [pattern.value]), pattern)
+    else:
         return None
-    test = ast.copy_location(ast.Compare(subject, [ast.Is()], [ast.copy_location(ast.Constant(None), pattern)]),
-                             pattern)
     line = lines[pattern.lineno - 1].encode("utf-8") if pattern.lineno <= len(lines) else b""
     keyword = line.rfind(b"case", 0, pattern.col_offset)  # (ast columns are UTF-8 byte offsets)
     if keyword >= 0 and not line[keyword + 4 : pattern.col_offset].strip(b" \t("):

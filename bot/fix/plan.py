@@ -207,12 +207,13 @@ class Context:
         return chain[::-1]
 
     def case_at(self, span: Span) -> bool:
-        """Does ``span`` end where a `case None:` pattern ends (the analysis reads it as a None test)?"""
+        """Does ``span`` end where a `case None:` or `case 1:` pattern ends (the analysis reads it as a None
+        or a size test)?"""
         for stmt in self._around(span.line, span.end_line):
             if isinstance(stmt, ast.Match):
                 for case in stmt.cases:
                     where = self.span_of(case.pattern)
-                    if isinstance(case.pattern, ast.MatchSingleton) and where is not None and \
+                    if isinstance(case.pattern, (ast.MatchSingleton, ast.MatchValue)) and where is not None and \
                             (where.end_line, where.end_col) == (span.end_line, span.end_col):
                         return True
         return False
@@ -773,9 +774,10 @@ def plan(finding: Finding, ctx: Context) -> Plan:
     planner = PLANNERS.get(finding.code)
     if planner is None:
         raise Refused(f"{finding.code} has no automatic fix")
-    spans = (finding.span, *(getattr(finding.payload, name, None) for name in ("none_check", "none_test")))
+    spans = (finding.span, *(getattr(finding.payload, name, None)
+                             for name in ("none_check", "none_test", "size_check", "size_test")))
     if any(isinstance(span, Span) and ctx.case_at(span) for span in spans):
-        raise Refused("the None test is a `case None:` of a `match`, which no expression can replace: test "
+        raise Refused("the test is a `case` of a `match` (`case None:`, `case 1:`), which no expression can replace: test "
                       f"{code(ctx.call(finding.group or 'group'))} in an `if` instead, by hand")
     try:
         return planner(finding, ctx)

@@ -282,6 +282,16 @@ RULE = Rule(
         ),
     ),
     valid=(
+        # the group of a parallel-state getter: its guards are out of scope by design (the RFC's mpu sizes)
+        "import torch.distributed as dist\n"
+        "from megatron.core import parallel_state as ps\n"
+        "class VocabMax:\n"
+        "    def __init__(self):\n"
+        "        self.tp_group = ps.get_tensor_model_parallel_group()\n"
+        "    def __call__(self, m):\n"
+        "        if self.tp_group is not None and dist.get_world_size(self.tp_group) > 1:\n"
+        "            dist.all_reduce(m, op=dist.ReduceOp.MAX, group=self.tp_group)\n"
+        "        return m\n",
         # a size the predicate itself decided: its test repeats the predicate, nothing to migrate
         "import torch.distributed as dist\n"
         "from deepspeed.comm import pg_utils\n"

@@ -232,6 +232,15 @@ RULE = Rule(
         ),
     ),
     valid=(
+        # a separately supplied count beside the None test, in a loop's `continue`: out of scope
+        "import torch.distributed as dist\n"
+        "def reduce_shards(shards, replicas_per_shard, shard_group=None):\n"
+        "    if shard_group is None:\n"
+        "        return\n"
+        "    for shard, replicas in zip(shards, replicas_per_shard):\n"
+        "        if replicas <= 1:\n"
+        "            continue\n"
+        "        dist.all_reduce(shard, group=shard_group)\n",
         # the world group under another name: its None test asks whether the default group exists yet
         "import torch.distributed as dist\n"
         "def bench(t):\n"

@@ -217,6 +217,14 @@ RULE = Rule(
         ),
     ),
     valid=(
+        # the docs say None is the world; the word nearer after None decides (`single` here is about the writer)
+        "import torch\n"
+        "import torch.distributed as dist\n"
+        "def save_on_leader(state, path, group=None):\n"
+        "    \"\"\"``group=None`` uses the global process group (a single writer).\"\"\"\n"
+        "    if dist.get_rank(group) == 0:\n"
+        "        torch.save(state, path)\n"
+        "    dist.barrier(group=group)\n",
         # the caller's size-only exit is the finding (PG104); the helper's collective behind it is not a second one
         "import deepspeed.comm as dist\n"
         "class Combine:\n"

@@ -512,11 +512,14 @@ class ModuleEnv:
             if leaf not in line:  # most lines, in C: a large class is read for each group
                 continue
             match = _COMMENT.search(line) if "#" in line else None
-            setting = sets.search(line if match is None else line[: match.start()]) is not None
+            code = line if match is None else line[: match.start()]
+            setting = sets.search(code)
+            # a comment on a line that sets it to None is about that None, said or not (`= None  # no CP`)
+            to_none = setting is not None and _NONE_VALUE.match(code, setting.end()) is not None
             if match is not None and (setting or named.search(match.group(1))):
-                yield match.group(1)
+                yield _about_none(match.group(1), to_none)
             if setting:
-                yield from _comments_above(lines, i, start - 1)
+                yield from (_about_none(c, to_none) for c in _comments_above(lines, i, start - 1))
 
     def _docs(self, function: FunctionInfo | None) -> Iterator[str]:
         """The docstrings that document the function's names: its own and its enclosing functions', then its
@@ -531,6 +534,15 @@ class ModuleEnv:
             init = klass.methods.get("__init__")
             if init is not None and init is not function:
                 yield ast.get_docstring(init.node, clean=False) or ""
+
+
+_NONE_VALUE = re.compile(r"\s*None\s*$")
+
+
+def _about_none(comment: str, to_none: bool) -> str:
+    """A comment on an assignment of None, as a sentence about None (`no context parallelism` -> `None: no
+    context parallelism`), so the docs' readers see what it says None means."""
+    return f"None: {comment}" if to_none and not re.search(r"\bNone\b", comment) else comment
 
 
 def _mentions(doc: str, leaf: str) -> Iterator[str]:

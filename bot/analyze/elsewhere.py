@@ -18,6 +18,7 @@ from typing import NamedTuple, TypeVar
 from bot.analyze.group_methods import method_receiver
 from bot.analyze.names import absolute_module, dotted, leaf_name
 from bot.analyze.scan import GROUP_NAME, WRAPPER_NAME
+from bot.analyze.source import after_docstring
 from bot.analyze.terms import UNREACHABLE, group_argument, is_none, none_test, size_compare, without_not
 
 Reader = Callable[[str], "str | None"]  # a '/'-separated path from the project root -> its text (None: absent)
@@ -192,10 +193,7 @@ def measures(function: ast.FunctionDef | ast.AsyncFunctionDef) -> HelperSize | N
     if not params:
         return None
     group = params[0]
-    body = function.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-            and isinstance(body[0].value.value, str):
-        body = body[1:]  # the docstring
+    body = after_docstring(function.body)
     if len(body) == 2 and isinstance(body[0], ast.If) and not body[0].orelse and len(body[0].body) == 1:
         exits, early = _none_exit(body[0].test, group), body[0].body[0]
         fallback = _constant(_default_of(function, early.value)) if isinstance(early, ast.Return) else None

@@ -16,7 +16,7 @@ from bot.analyze.elsewhere import HelperSize, measures
 from bot.analyze.names import dotted, leaf_name
 from bot.analyze.returns import returned_test
 from bot.analyze.scan import GROUP_NAME, global_statements
-from bot.analyze.source import child_blocks
+from bot.analyze.source import after_docstring, child_blocks
 from bot.analyze.terms import Null, Separate, is_none, none_test, presence, size_compare
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
@@ -38,12 +38,11 @@ _ABSENT_DOC = re.compile(r"\bNone\b[^.\n]{0,60}(?:\b(no|not|never|unless|disable
                          r"|absent|skip|single)\b|n't\b)", re.I)
 
 
-
-def _reads(text: str) -> str | None:
+def _reads(text: str, numpy_default: bool = True) -> str | None:
     """What a line of docs says None is: "world", "absent" or nothing. When it says both, the word nearer after
     None wins (`None uses the global group (a single writer)` is the world; `None: no sharding, not the world
-    group` is absent)."""
-    world = _WORLD_DOC.search(text) or _WORLD_DEFAULT.search(text)
+    group` is absent). ``numpy_default``: also take `default = world group`, which names no None."""
+    world = _WORLD_DOC.search(text) or (_WORLD_DEFAULT.search(text) if numpy_default else None)
     absent = _ABSENT_DOC.search(text)
     if world is None or absent is None:
         return "world" if world is not None else "absent" if absent is not None else None
@@ -240,7 +239,7 @@ class ModuleEnv:
             if not doc or "None" not in doc or not _NAMES_A_GROUP.search(doc):
                 continue  # (a sentence over no named group, `None means the default group.`, is its function's)
             for sentence in re.split(r"(?<=\.)\s", " ".join(doc.split())):
-                if "group" in sentence and _WORLD_DOC.search(sentence) and _reads(sentence) == "world":
+                if "group" in sentence and _reads(sentence, numpy_default=False) == "world":
                     return True
         return False
 
@@ -289,9 +288,7 @@ class ModuleEnv:
         return self._optional_getters[key]
 
     def _optional_getter(self, function: FunctionInfo) -> bool:
-        body = [s for s in function.node.body if not isinstance(s, (ast.Global, ast.Nonlocal, ast.Pass))]
-        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-            body = body[1:]  # the docstring
+        body = [s for s in after_docstring(function.node.body) if not isinstance(s, (ast.Global, ast.Nonlocal, ast.Pass))]
         if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
             return False
         text = dotted(body[0].value)
@@ -463,7 +460,7 @@ class ModuleEnv:
             # `"""None means the default group."""` over `def all_reduce(t, pg=None)`: it can only mean pg
             doc = ast.get_docstring(function.node, clean=False) or ""
             clauses = (c for line in doc.splitlines() for c in re.split(r"[.;]", line))
-            if any(_WORLD_DOC.search(c) and _reads(c) == "world" for c in clauses):
+            if any(_reads(c, numpy_default=False) == "world" for c in clauses):
                 return True
         return any(re.search(r"\bworld|default group|global group", c, re.I)
                    for c in (*self._comments(function, leaf), *self._global_comments(name)))

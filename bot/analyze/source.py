@@ -259,6 +259,14 @@ COMPOUND = (  # statements that hold blocks of statements (and the block holders
 )
 
 
+def after_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
+    """A function's statements without its docstring."""
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        return body[1:]
+    return body
+
+
 def child_blocks(stmt: ast.stmt) -> Iterator[list[ast.stmt]]:
     """The statement lists directly inside ``stmt`` (bodies, else, finally, handlers, match cases)."""
     if not isinstance(stmt, COMPOUND):

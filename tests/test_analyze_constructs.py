@@ -2551,6 +2551,46 @@ CASES = [
          if g is not None:
              dist.all_reduce(t, dist.ReduceOp.SUM, g)
      """, [("PG103", 2)]),
+    ("narrow: a walrus bound in the None test, then tested by its name", """
+     def f(t, tracker, g=None):
+         for key in ("sum_group", "avg_group"):
+             if (pg := tracker.get(key)) is not None:
+                 dist.barrier(pg)
+         if (h := g) is not None and dist.get_world_size(h) > 1:
+             dist.all_reduce(t, group=h)
+     """, [("PG103", 3), ("PG101", 5)]),
+    ("rebind: a mapping's .get answers None for a missing key; an indexed entry does not", """
+     def f(t, groups):
+         ep = groups.get("ep")
+         if dist.get_world_size(ep) > 1:
+             dist.all_reduce(t, group=ep)
+         tp = groups["tp"]
+         if dist.get_world_size(tp) > 1:
+             dist.all_reduce(t, group=tp)
+     """, [("PG104", 3)]),
+    ("closures: a lambda runs under the test it is made under; its parameters shadow", """
+     def f(params, sp_group=None, g=None):
+         if sp_group is not None:
+             hooks = [p.register_hook(lambda x: dist.all_reduce(x, group=sp_group)) for p in params]
+         if g is not None:
+             fns = [lambda g: dist.all_reduce(params[0], group=g)]
+     """, [("PG103", 2)]),
+    ("closures: a partial bound under a size-only test is called in a nested hook", """
+     import functools
+     def make(sp_group=None):
+         if dist.get_world_size(sp_group) > 1:
+             reduce = functools.partial(dist.all_reduce, group=sp_group)
+             def hook(grad):
+                 reduce(grad)
+             return hook
+     """, [("PG104", 3)]),
+    ("mpu: a parallel-state module's getter, named with a suffix, is no guard's concern", """
+     from pkg.ldt.parallel_state_patch import get_pipeline_group_for_cross_cloud_tp, get_cross_cloud_group_size
+     def f(t):
+         g = get_pipeline_group_for_cross_cloud_tp()
+         if g is not None:
+             dist.all_reduce(t, group=g)
+     """, []),
 ]
 
 

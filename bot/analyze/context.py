@@ -266,7 +266,9 @@ class Context:
         return text is not None and text.endswith(_WORLD_SUFFIXES)
 
 
-_MPU_GETTER = re.compile(r"(?:^|\.)(?:mpu|parallel_state)\.get_\w*group$")
+# (`get_tensor_model_parallel_group`, `get_pipeline_model_parallel_group_for_vdp_cross_cloud_tp`, not a size or rank;
+# of `mpu`, `parallel_state` or a module named for one, `parallel_state_patch`)
+_MPU_GETTER = re.compile(r"(?:^|\.)(?:mpu|\w*parallel_state\w*)\.get_\w*group(?!\w*(?:size|rank|ranks)$)\w*$")
 
 # Libraries whose functions named for collectives are not the project's wrappers of torch.distributed: torch's
 # and numpy's own, and torch_xla's (`xm.all_reduce(op, ts, groups=[[0, 1]])` takes replica lists, not groups)

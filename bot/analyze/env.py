@@ -24,7 +24,7 @@ _COMMENT = re.compile(r"#(.*)$")
 # None documented as the world / default group ("If None, the default process group will be used").
 _WORLD_DOC = re.compile(
     r"\bNone\b[^.\n]{0,80}\b(default|global|world|whole|entire|all (?:the |available )?(?:ranks|processes|devices|gpus|workers)"
-    r"|every (?:rank|process|device|gpu|worker))\b"
+    r"|every (?:rank|process|device|gpu|worker))\b(?!s? (?:holds?|has|have|keeps?|owns?|stores?|computes?|gets?|sees?))"
     r"|\b(default|global|world)\b[^.\n]{0,40}\b(group|process group)\b[^.\n]{0,40}\bNone\b",
     re.I,
 )
@@ -35,7 +35,7 @@ _GETATTR_NONE = re.compile(r"getattr\(\s*self\s*,\s*[\"'](\w+)[\"']\s*,\s*None\s
 # None documented as "no parallelism" ("If None, no model parallelism is set", "None to disable it", "None when
 # sequence parallelism is off", "None if it isn't enabled")
 _ABSENT_DOC = re.compile(r"\bNone\b[^.\n]{0,60}(?:\b(no|not|never|unless|disabled?|disables|off|unused|inactive|without"
-                         r"|absent|skip|single)\b|n't\b)", re.I)
+                         r"|absent|skip|single|replicated|local)\b|n't\b)", re.I)
 
 
 def _reads(text: str, numpy_default: bool = True) -> str | None:
@@ -47,6 +47,9 @@ def _reads(text: str, numpy_default: bool = True) -> str | None:
     if world is None or absent is None:
         return "world" if world is not None else "absent" if absent is not None else None
     return "world" if world.end() <= absent.end() else "absent"
+
+
+_CACHED_PROPERTY = frozenset({"functools.cached_property", "cached_property"})
 
 
 class FunctionInfo(NamedTuple):
@@ -67,8 +70,12 @@ class FunctionInfo(NamedTuple):
 
     @property
     def is_property(self) -> bool:
-        return any(dotted(d) in {"property", "functools.cached_property", "cached_property"}
-                   for d in self.node.decorator_list)
+        return any(dotted(d) in {"property", *_CACHED_PROPERTY} for d in self.node.decorator_list)
+
+    @property
+    def caches(self) -> bool:
+        """A `functools.cached_property`: computed at the first read, then kept on the instance."""
+        return any(dotted(d) in _CACHED_PROPERTY for d in self.node.decorator_list)
 
 
 @dataclass

@@ -132,6 +132,7 @@ class CollectiveSite(NamedTuple):
     path: frozenset[tuple[int, bool]] = frozenset()
     # a world collective: the groups tested for None and for size on its path (exits on another dimension)
     tested_groups: tuple[tuple[str, Facts], ...] = ()
+    deferred: bool = False  # inside a lambda: it runs later, with what the lambda closes over
 
 
 class CallSite(NamedTuple):
@@ -146,6 +147,7 @@ class CallSite(NamedTuple):
     path: frozenset[tuple[int, bool]] = frozenset()
     statement: ast.stmt | None = None
     result_used: bool = True
+    deferred: bool = False  # inside a lambda
 
 
 @dataclass(frozen=True)
@@ -195,6 +197,8 @@ class Sites:
     predicate_calls: set[int] = field(default_factory=set)
     # id of a nested function's def -> the enclosing function's state there: what the closure's body starts from
     closures: dict[int, State] = field(default_factory=dict)
+    # id of a nested function's def -> the `functools.partial` collectives bound to names where it is defined
+    closure_partials: dict[int, dict[str, Collective]] = field(default_factory=dict)
 
 
 class AttributeFlag(NamedTuple):
@@ -233,6 +237,7 @@ class Walker:
         self.loops: list[tuple[list[State], list[State]]] = []  # (breaks, continues)
         self.exits: list[State] = []
         self.depth = 0
+        self.lambdas = 0  # how many lambdas enclose the expression being visited
         # every `self.x = ...` with what it holds there (filled when set: the class summary's second source)
         self.attribute_sizes: list[tuple[str, SizeTerm | None]] | None = None
         self._origins: dict[str, Facts] = {}
@@ -262,6 +267,11 @@ class Walker:
 
     def run(self) -> State:
         body = self.function.node.body if self.function is not None else self.ctx.source.tree.body
+        if self.function is not None and id(self.function.node) in self.sites.closure_partials:
+            # `reduce = partial(dist.all_reduce, group=g)`, then `def hook(x): reduce(x)`: the closure calls it
+            mine = _parameters(self.function.node.args)
+            self.partials.update((k, v) for k, v in self.sites.closure_partials[id(self.function.node)].items()
+                                 if k not in mine)
         end = self.block(body, self._inherited())
         for state in self.exits:
             end = join(end, state, self)
@@ -275,21 +285,7 @@ class Walker:
         if outer is None or outer.bottom:
             return State()
         assert self.function is not None
-        mine = set(self.function.params)
-        a = self.function.node.args
-        mine.update(x.arg for x in (a.vararg, a.kwarg) if x is not None)
-
-        def shadowed(key: str) -> bool:
-            return key.partition(".")[0] in mine
-
-        s = outer.copy()
-        s.groups = {k: v for k, v in s.groups.items() if not shadowed(k)}
-        s.sizes = {k: v for k, v in s.sizes.items() if not shadowed(k)}
-        s.flags = {k: v for k, v in s.flags.items() if not shadowed(k)}
-        s.aliases = {k: v for k, v in s.aliases.items() if k not in mine and not shadowed(v)}
-        s.same = {k: v for k, v in s.same.items() if not shadowed(k) and not shadowed(v)}
-        s.world = frozenset(k for k in s.world if not shadowed(k))
-        return s
+        return _shadowed(outer, _parameters(self.function.node.args))
 
     # ================================================================ statements
 
@@ -318,6 +314,8 @@ class Walker:
                 if self.function is not None and not s.bottom:
                     known = self.sites.closures.get(id(stmt))  # a def in a loop: what holds on every pass
                     self.sites.closures[id(stmt)] = s if known is None else join(known, s, self)
+                    if self.partials:
+                        self.sites.closure_partials[id(stmt)] = dict(self.partials)
                 s = s.copy()
                 self.kill(s, stmt.name)
             return s  # their bodies are walked as functions of their own
@@ -640,6 +638,8 @@ class Walker:
             return Null.MAYBE, None, False
         if isinstance(value, ast.NamedExpr):
             return self.value_null(value.value, s)
+        if _mapping_get(value):
+            return Null.MAYBE, None, False  # `ep = groups.get("ep")`: None when the key is missing
         if type(value) is ast.Call and (getter := self.env.callee(value, self.function)) is not None \
                 and self.env.optional_getter(getter):
             return Null.MAYBE, None, False  # `g = get_ring_group()`, a getter of a global None until set
@@ -798,9 +798,10 @@ class Walker:
                     finally:
                         self.depth -= 1
                     if isinstance(held, SizeOf):
-                        # held where the property reads a cached size (`return self._ws`); asked afresh at each
-                        # read where it computes one (`return ws(self.g)`): a size test, not a cache
-                        return held._replace(via=text) if held.via is not None else held
+                        # held where the property reads a cached size (`return self._ws`) or is a cached_property;
+                        # asked afresh at each read where it computes one (`return ws(self.g)`): a size test, not
+                        # a cache
+                        return held._replace(via=text) if held.via is not None or prop.caches else held
             leaf = (text or "").rpartition(".")[2]
             if isinstance(node, ast.Name) and self.function is not None and node.id in self.function.params:
                 return Separate("argument", node.id)  # a count the caller supplies (`tp_n > 1`, `shards == 1`)
@@ -901,6 +902,9 @@ class Walker:
             s = s.copy()
             self.assign(s, test.target, test.value)
             return s
+        if type(test) is ast.Compare and type(test.left) is ast.NamedExpr:
+            s = s.copy()  # `(pg := groups.get(k)) is not None`: bound first, then tested by its name
+            self.assign(s, test.left.target, test.left.value)
         return self.atom(s, test, value, whole, negated)
 
     def atom(self, s: State, node: ast.expr, value: bool, whole: ast.expr, negated: bool) -> State:
@@ -910,6 +914,8 @@ class Walker:
             return self._none(s, node.args[0], True, None, None) if value else s
         nt = none_test(node)
         if nt is not None:
+            if type(nt.target) is ast.NamedExpr:
+                nt = nt._replace(target=nt.target.target)
             return self._none(s, nt.target, nt.is_none != value, Check(node, whole, negated, "none"), nt)
         compare = size_compare(node)
         if compare is not None:
@@ -987,11 +993,13 @@ class Walker:
         s = s.copy()
         for k in self.equal(s, key):
             f = self.facts(s, k)
-            if present and check is not None and (k in self.parallel_only or self._parallel_attribute(k)):
+            # the group of a parallel-state getter is present past its test, but the test is out of scope by design
+            mine = None if check is not None and self.mpu(k) else check
+            if present and mine is not None and (k in self.parallel_only or self._parallel_attribute(k)):
                 # present means several ranks: the predicate's answer
-                s.groups[k] = Facts(Null.NOT_NONE, f.nonnull | {check}, f.size, f.pred | {check._replace(kind="pred")})
+                s.groups[k] = Facts(Null.NOT_NONE, f.nonnull | {mine}, f.size, f.pred | {mine._replace(kind="pred")})
             elif present:
-                s.groups[k] = Facts(Null.NOT_NONE, f.nonnull | {check} if check is not None else f.nonnull, f.size,
+                s.groups[k] = Facts(Null.NOT_NONE, f.nonnull | {mine} if mine is not None else f.nonnull, f.size,
                                     f.pred)
             else:
                 s.groups[k] = Facts(Null.MAYBE if check is not None and _truthiness(check) else Null.NONE)
@@ -1140,7 +1148,15 @@ class Walker:
             self._expr(node.orelse, self.assume(s, node.test, False, node.test, True), stmt)
             return
         if isinstance(node, ast.Lambda):
-            return  # runs later, elsewhere
+            # It runs later, but with what its definition closes over: a hook or reducer built under a test runs
+            # under it (`if g is not None: p.register_hook(lambda x: all_reduce(x, group=g))`). Its parameters
+            # shadow the enclosing names.
+            self.lambdas += 1
+            try:
+                self._expr(node.body, _shadowed(s, _parameters(node.args)), stmt)
+            finally:
+                self.lambdas -= 1
+            return
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             inner, nots = node.operand, 1
             while isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.Not):
@@ -1250,7 +1266,8 @@ class Walker:
             tested = tuple((k, f) for k, f in s.groups.items() if f.size and f.nonnull) if world_call else ()
             self.sites.collectives[id(call)] = CollectiveSite(
                 call, coll, key, self.facts(s, key) if key is not None else None, s.separate,
-                key is not None and key in s.world, stmt, used, self.function, partial, none_keys, s.path, tested)
+                key is not None and key in s.world, stmt, used, self.function, partial, none_keys, s.path, tested,
+                self.lambdas > 0)
             return
         group = ctx.world_size_group(call)
         if group is not None:
@@ -1275,7 +1292,7 @@ class Walker:
             keys = {k for k in arguments.values() if k is not None} | {k for k in s.groups}
             self.sites.calls[id(call)] = CallSite(
                 call, callee, self.function, {k: self.facts(s, k) for k in keys}, s.separate, arguments, s.path,
-                stmt, not (isinstance(stmt, ast.Expr) and stmt.value is call))
+                stmt, not (isinstance(stmt, ast.Expr) and stmt.value is call), self.lambdas > 0)
 
     def _ranks_of(self, value: ast.expr, s: State) -> str | None:
         """The one group whose global ranks ``value`` is made of: `get_process_group_ranks(group=g)`,
@@ -1486,6 +1503,37 @@ def _bind(params: list[str], call: ast.Call, s: State, w: Walker) -> dict[str, s
             if key is not None:
                 binding[kw.arg] = key
     return binding
+
+
+def _mapping_get(value: ast.expr) -> bool:
+    """`groups.get("ep")`, `self.pgs.get(name, None)`: a mapping's lookup that answers None for a missing key."""
+    return type(value) is ast.Call and isinstance(value.func, ast.Attribute) and value.func.attr == "get" \
+        and isinstance(value.func.value, (ast.Name, ast.Attribute)) and not value.keywords \
+        and (len(value.args) == 1 or (len(value.args) == 2 and _const_none(value.args[1]))) \
+        and not isinstance(value.args[0], ast.Starred)
+
+
+def _parameters(args: ast.arguments) -> set[str]:
+    names = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+    names.update(x.arg for x in (args.vararg, args.kwarg) if x is not None)
+    return names
+
+
+def _shadowed(outer: State, mine: set[str]) -> State:
+    """``outer`` less what names in ``mine`` (a closure's own parameters) shadow."""
+    def shadowed(key: str) -> bool:
+        return key.partition(".")[0] in mine
+
+    s = outer.copy()
+    if not mine:
+        return s
+    s.groups = {k: v for k, v in s.groups.items() if not shadowed(k)}
+    s.sizes = {k: v for k, v in s.sizes.items() if not shadowed(k)}
+    s.flags = {k: v for k, v in s.flags.items() if not shadowed(k)}
+    s.aliases = {k: v for k, v in s.aliases.items() if k not in mine and not shadowed(v)}
+    s.same = {k: v for k, v in s.same.items() if not shadowed(k) and not shadowed(v)}
+    s.world = frozenset(k for k in s.world if not shadowed(k))
+    return s
 
 
 def _walk_bool(node: ast.expr) -> Iterator[ast.expr]:

@@ -569,11 +569,17 @@ def _partial_size(finding: Finding, ctx: Context) -> Plan:
 _SKIPPABLE_EXTRA = frozenset({"barrier", "monitored_barrier"})
 
 
+# A statement put around or beside the one that holds a lambda would run when the lambda is made, not when it runs.
+_DEFERRED = "{} runs inside a lambda (a hook or callback, called later): fix it where the lambda is made, by hand"
+
+
 def _unguarded(finding: Finding, ctx: Context) -> Plan:
     group = _group(finding)
     unguarded = _payload(finding, UnguardedPayload)
     statement = unguarded.statement
     collective = unguarded.collective or "the collective"
+    if unguarded.deferred:
+        raise Refused(_DEFERRED.format(f"`{collective}`"))
     if unguarded.result_used:
         raise Refused(
             f"the result of `{collective}` is used, so skipping the call would leave it undefined; "
@@ -727,6 +733,8 @@ def _discarded_contiguous(finding: Finding, ctx: Context) -> Plan:
     contiguous = _payload(finding, ContiguousPayload)
     tensor = contiguous.tensor
     statement = contiguous.statement
+    if contiguous.deferred:
+        raise Refused(_DEFERRED.format(f"`{contiguous.collective}`"))
     if contiguous.result_used:
         raise Refused(
             "the collective's result is used (assigned or returned, e.g. an async handle): the copy-back must "

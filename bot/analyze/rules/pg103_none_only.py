@@ -23,6 +23,22 @@ RULE = Rule(
     fix="`pg_utils.is_parallel(g)` (`not pg_utils.is_parallel(g)` in an early exit).",
     fix_safety="Needs `--unsafe-fixes`: it skips single-rank and non-member groups, which is the point.",
     invalid=(
+        Invalid(  # a hook registered under the None test runs its collective under it
+            "import torch.distributed as dist\n"
+            "def attach(params, sp_group=None):\n"
+            "    if sp_group is not None:\n"
+            "        for p in params:\n"
+            "            p.register_hook(lambda g: dist.all_reduce(g, group=sp_group))\n",
+            flagged="sp_group is not None",
+            fixed="import torch.distributed as dist\n"
+            "from deepspeed.comm import pg_utils\n"
+            "\n"
+            "def attach(params, sp_group=None):\n"
+            "    if pg_utils.is_parallel(sp_group):\n"
+            "        for p in params:\n"
+            "            p.register_hook(lambda g: dist.all_reduce(g, group=sp_group))\n",
+            unsafe=True,
+        ),
         Invalid(  # tested through an alias: the finding and its fix name what the test reads
             "import torch.distributed as dist\n"
             "def backward(ctx, grad):\n"
@@ -232,6 +248,13 @@ RULE = Rule(
         ),
     ),
     valid=(
+        # a parallel-state getter's group (None where the dimension is not built): out of scope by design
+        "import torch.distributed as dist\n"
+        "from pkg.core.parallel_state_patch import get_pipeline_group_for_cross_cloud\n"
+        "def reduce(t):\n"
+        "    g = get_pipeline_group_for_cross_cloud()\n"
+        "    if g is not None:\n"
+        "        dist.all_reduce(t, group=g)\n",
         # a separately supplied count beside the None test, in a loop's `continue`: out of scope
         "import torch.distributed as dist\n"
         "def reduce_shards(shards, replicas_per_shard, shard_group=None):\n"

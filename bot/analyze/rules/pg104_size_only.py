@@ -21,6 +21,22 @@ RULE = Rule(
     fix="`pg_utils.is_parallel(g)` (`not pg_utils.is_parallel(g)` for `== 1` early exits).",
     fix_safety="Needs `--unsafe-fixes`: it changes what happens when g is None, which is the bug being fixed.",
     invalid=(
+        Invalid(  # a mapping's `.get` answers None for a missing key
+            "import torch.distributed as dist\n"
+            "def combine(x, groups):\n"
+            "    ep = groups.get('ep')\n"
+            "    if dist.get_world_size(group=ep) > 1:\n"
+            "        dist.all_reduce(x, group=ep)\n",
+            flagged="dist.get_world_size(group=ep) > 1",
+            fixed="import torch.distributed as dist\n"
+            "from deepspeed.comm import pg_utils\n"
+            "\n"
+            "def combine(x, groups):\n"
+            "    ep = groups.get('ep')\n"
+            "    if pg_utils.is_parallel(ep):\n"
+            "        dist.all_reduce(x, group=ep)\n",
+            unsafe=True,
+        ),
         Invalid(  # a size that shapes data before its second test still tests an absent group where the docs say
             # None means not partitioned
             "import torch.distributed as dist\n"

@@ -28,6 +28,13 @@ RULE = Rule(
         "confidence (the evidence is the same name elsewhere in the file) go to the PR summary, not inline."
     ),
     invalid=(
+        Invalid(  # a reducer lambda runs later, with the optional group it closes over; fixed where it is made
+            "import torch.distributed as dist\n"
+            "def make_reducer(tp_group=None):\n"
+            "    \"\"\"tp_group is None when tensor parallelism is off.\"\"\"\n"
+            "    return lambda t: dist.all_reduce(t, group=tp_group)\n",
+            flagged="dist.all_reduce(t, group=tp_group)",
+        ),
         Invalid(  # an attribute set to None by a condition, handed to an in-file helper that communicates on it
             "import deepspeed.comm as dist\n"
             "def _sum(t, group):\n"
@@ -396,7 +403,8 @@ def check(r: Reporter) -> None:
                 call.function, group=str(passed), kind="call",
                 payload=UnguardedPayload(
                     statement=r.span(call.statement) if call.statement is not None else r.span(call.call),
-                    result_used=call.result_used, collective=site.collective.name, helper=call.callee.qualname),
+                    result_used=call.result_used, collective=site.collective.name, helper=call.callee.qualname,
+                    deferred=call.deferred),
                 confidence=u.confidence, evidence=u.evidence,
             )
             continue
@@ -406,6 +414,6 @@ def check(r: Reporter) -> None:
             f"None, and group=None means the WORLD group: guard it with {code_span(f'if {r.predicate}({group}):')}",
             site.function, group=group, kind="call",
             payload=UnguardedPayload(statement=r.span(site.statement), result_used=site.result_used,
-                                     collective=site.collective.name),
+                                     collective=site.collective.name, deferred=site.deferred),
             confidence=u.confidence, evidence=u.evidence,
         )

@@ -23,6 +23,20 @@ RULE = Rule(
     fix="Cache `self.is_<dim>_parallel = pg_utils.is_parallel(g)` where the size is cached, and test that.",
     fix_safety="Needs `--unsafe-fixes` (a cached size is the world size for None).",
     invalid=(
+        Invalid(  # a functools.cached_property keeps the first answer on the instance: a cache with no assignment
+            "from functools import cached_property\n"
+            "import torch.distributed as dist\n"
+            "class Dispatch:\n"
+            "    def __init__(self, ep_group=None):\n"
+            "        self.ep_group = ep_group\n"
+            "    @cached_property\n"
+            "    def ep_size(self):\n"
+            "        return dist.get_world_size(group=self.ep_group)\n"
+            "    def run(self, x):\n"
+            "        if self.ep_size > 1:\n"
+            "            dist.all_reduce(x, group=self.ep_group)\n",
+            flagged="self.ep_size > 1",
+        ),
         Invalid(
             "import deepspeed.comm as dist\n"
             "class Layer:\n"

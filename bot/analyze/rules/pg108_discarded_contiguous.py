@@ -26,6 +26,14 @@ RULE = Rule(
         "grad); never applied with `async_op` or a used result."
     ),
     invalid=(
+        Invalid(  # in a hook's lambda: reported, fixed by hand where the hook is made
+            "import torch.distributed as dist\n"
+            "def attach(params, group):\n"
+            "    for p in params:\n"
+            "        p.register_post_accumulate_grad_hook(lambda q: dist.all_reduce(q.grad.contiguous(), group=group))\n",
+            flagged="dist.all_reduce(q.grad.contiguous(), group=group)",
+            unsafe=True,
+        ),
         Invalid(  # made contiguous on one path only: the parameter may not be
             "import torch\n"
             "import torch.distributed as dist\n"
@@ -132,7 +140,8 @@ def check(r: Reporter) -> None:
             site.function, group=site.key, kind="call",
             payload=ContiguousPayload(tensor=tensor, statement=r.span(site.statement),
                                       collective=site.collective.name, result_used=site.result_used,
-                                      argument=r.span(first), asynchronous=_asynchronous(site.call)),
+                                      argument=r.span(first), asynchronous=_asynchronous(site.call),
+                                      deferred=site.deferred),
         )
 
 

@@ -2584,6 +2584,19 @@ CASES = [
                  reduce(grad)
              return hook
      """, [("PG104", 3)]),
+    ("mpu: a fallback to a parallel-state object's group makes its None test out of scope", """
+     from pkg.fsdp.parallel_state import ParallelState
+     def f(x, group=None):
+         ps = ParallelState()
+         group = ps.get_group("cp") if group is None else group
+         if not group:
+             return x
+         dist.all_reduce(x, group=group)
+     def g(x, group=None):
+         if not group:
+             return x
+         dist.all_reduce(x, group=group)
+     """, [("PG103", 9)]),
     ("mpu: a parallel-state module's getter, named with a suffix, is no guard's concern", """
      from pkg.ldt.parallel_state_patch import get_pipeline_group_for_cross_cloud_tp, get_cross_cloud_group_size
      def f(t):

@@ -255,6 +255,12 @@ class Context:
         text = self.names.qualify(node.func) or dotted(node.func)
         return text is not None and _MPU_GETTER.search(text) is not None
 
+    def parallel_state(self, func: ast.expr) -> bool:
+        """Does calling ``func`` make or fetch a parallel-state object (`ParallelState()`, `get_parallel_state()`
+        of a module named for the parallel state), whose group getters are mpu getters?"""
+        text = self.names.qualify(func)
+        return text is not None and _STATE_OBJECT.search(text) is not None
+
     def is_world(self, node: ast.expr) -> bool:
         """`dist.group.WORLD`, `dist.GroupMember.WORLD`, `_get_default_group()`, ... : the world group itself; and
         `new_group()` (`new_group(backend="gloo")`) with no ranks, a group of every rank: the world again."""
@@ -266,9 +272,13 @@ class Context:
         return text is not None and text.endswith(_WORLD_SUFFIXES)
 
 
-# (`get_tensor_model_parallel_group`, `get_pipeline_model_parallel_group_for_vdp_cross_cloud_tp`, not a size or rank;
-# of `mpu`, `parallel_state` or a module named for one, `parallel_state_patch`)
-_MPU_GETTER = re.compile(r"(?:^|\.)(?:mpu|\w*parallel_state\w*)\.get_\w*group(?!\w*(?:size|rank|ranks)$)\w*$")
+# a group getter's name: `get_tensor_model_parallel_group`, `get_pipeline_model_parallel_group_for_vdp_cross_cloud_tp`,
+# `get_group`; not a size or a rank
+GROUP_GETTER = r"get_\w*group(?!\w*(?:size|rank|ranks)$)\w*"
+# of `mpu`, `parallel_state` or a module named for one (`parallel_state_patch`)
+_MPU_GETTER = re.compile(rf"(?:^|\.)(?:mpu|\w*parallel_state\w*)\.{GROUP_GETTER}$")
+# a parallel-state object: a class of such a module (`ParallelState()`) or its getter (`get_parallel_state()`)
+_STATE_OBJECT = re.compile(r"(?:^|\.)\w*parallel_state\w*\.(?:[A-Z]\w*|get_parallel_state)$")
 
 # Libraries whose functions named for collectives are not the project's wrappers of torch.distributed: torch's
 # and numpy's own, and torch_xla's (`xm.all_reduce(op, ts, groups=[[0, 1]])` takes replica lists, not groups)

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from bot.analyze.context import Collective
+from bot.analyze.context import GROUP_GETTER, Collective
 from bot.analyze.env import FunctionInfo, ModuleEnv
 from bot.analyze.names import dict_entry, dotted, indexed, leaf_name
 from bot.analyze.scan import GROUP_NAME
@@ -259,6 +259,8 @@ class Walker:
         # keys holding the group of an mpu / parallel-state getter (`grp = ps.get_tensor_model_parallel_group()`),
         # or not, memoised: no group of this analysis (flow-insensitive, as `chosen`)
         self.mpu_held: dict[str, bool] = {}
+        # locals holding a parallel-state object (`ps = ParallelState()`), whose group getters are mpu getters
+        self.state_objects: set[str] = set()
         klass = env.class_of(function) if function is not None else None
         self.klass = klass
         self.summary = summaries.get(id(klass.node)) if klass is not None else None
@@ -559,7 +561,11 @@ class Walker:
                 self.helper_aliases[text] = helper
             else:
                 self.helper_aliases.pop(text, None)
-            self.mpu_held[text] = self.ctx.mpu_group(value)
+            self.mpu_held[text] = self._mpu_value(value)
+            if type(value) is ast.Call and self.ctx.parallel_state(value.func):
+                self.state_objects.add(text)  # `ps = ParallelState()`: `ps.get_group("cp")` is a getter of it
+            else:
+                self.state_objects.discard(text)
             getter = self.env.callee(value, self.function) if type(value) is ast.Call and self.is_group(text) else None
             if getter is not None and self.env.parallel_getter(getter):
                 self.parallel_only.add(text)
@@ -706,6 +712,20 @@ class Walker:
 
     def is_group(self, key: str) -> bool:
         return (key in self.group_keys or bool(GROUP_NAME.search(leaf_name(key)))) and not self.mpu(key)
+
+    def _mpu_value(self, value: ast.expr) -> bool:
+        """Is ``value`` a group of an mpu / parallel-state getter: a call of one, of a parallel-state object's
+        (`ps.get_group("cp")`, ps a local holding one), or a fallback to one (`ps.get_group("cp") if g is None
+        else g`, `g or mpu.get_x_group()`)?"""
+        if isinstance(value, ast.IfExp):
+            return self._mpu_value(value.body) or self._mpu_value(value.orelse)
+        if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or):
+            return any(self._mpu_value(v) for v in value.values)
+        if self.ctx.mpu_group(value):
+            return True
+        func = value.func if type(value) is ast.Call else None
+        return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
+            func.value.id in self.state_objects and _GROUP_GETTER.match(func.attr) is not None
 
     def mpu(self, key: str) -> bool:
         """Does ``key`` hold the group of an mpu / parallel-state getter (a local, or an attribute the class only
@@ -1503,6 +1523,9 @@ def _bind(params: list[str], call: ast.Call, s: State, w: Walker) -> dict[str, s
             if key is not None:
                 binding[kw.arg] = key
     return binding
+
+
+_GROUP_GETTER = re.compile(f"{GROUP_GETTER}$")
 
 
 def _mapping_get(value: ast.expr) -> bool:

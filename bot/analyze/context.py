@@ -244,6 +244,13 @@ class Context:
             f"{c.predicate_name}.{c.predicate_function}",
         }
 
+    def predicate_named(self, call: ast.Call) -> bool:
+        """An imported function named as the predicate (`from mytrain.dist import is_parallel`) that is not it:
+        a project's own copy, defined elsewhere (reported there), whose test is the predicate's."""
+        qualified = self.names.qualify(call.func)
+        return qualified is not None and qualified.rpartition(".")[2] == self.config.predicate_function and \
+            not self.is_predicate(call)
+
     def mpu_group(self, node: ast.expr) -> bool:
         """A call of an mpu / parallel-state group getter (`parallel_state.get_tensor_model_parallel_group()`,
         `mpu.get_data_parallel_group()`, `self.mpu.get_model_parallel_group()`): a group the parallel state owns,

@@ -17,7 +17,7 @@ from bot.analyze.names import dotted, leaf_name
 from bot.analyze.returns import returned_test
 from bot.analyze.scan import GROUP_NAME, global_statements
 from bot.analyze.source import after_docstring, child_blocks
-from bot.analyze.terms import Null, Separate, is_none, none_test, presence, size_compare
+from bot.analyze.terms import Null, Separate, is_none, mapping_get, none_test, presence, size_compare
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 _COMMENT = re.compile(r"#(.*)$")
@@ -166,6 +166,14 @@ class ModuleEnv:
                         for target in _targets(item):
                             if isinstance(target, ast.Name):
                                 info_c.lambdas[target.id] = item.value
+                init = info_c.methods.get("__init__")
+                if init is not None:  # `self._sp_active = lambda: ...` set once in the constructor, as at class level
+                    for node in ast.walk(init.node):
+                        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Lambda):
+                            for target in _targets(node):
+                                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                                        and target.value.id == "self":
+                                    info_c.lambdas.setdefault(target.attr, node.value)
             else:
                 for child in child_blocks(stmt):
                     self._index(child, klass, parent, prefix)
@@ -201,7 +209,49 @@ class ModuleEnv:
         if klass is not None and any(f"self.{rest}" in self._optional_attrs(c) or rest in self._read_as_optional(c)
                                      for c in self.mro(klass)):
             return Null.MAYBE
+        # an object of a class of the file, typed where it comes from: `cfg: ParallelConfig` (a parameter), or
+        # `self.cfg` set from one, annotated, or constructed (`self.cfg = ParallelConfig(...)`); its field `ep_group:
+        # Optional[ProcessGroup] = None` can be None
+        holder, _, leaf = key.rpartition(".")
+        held = self.held_class(holder, function) if "." not in leaf else None
+        if held is not None and any(f"self.{leaf}" in self._optional_attrs(c) for c in self.mro(held)):
+            return Null.MAYBE
         return Null.UNKNOWN
+
+    def held_class(self, holder: str, function: FunctionInfo | None) -> ClassInfo | None:
+        """The class of the file an object is an instance of, from its type where it is bound: a parameter of
+        ``function`` annotated with it (`cfg: Config`), or an attribute of self (`self.cfg`) that the class
+        annotates with it or sets from such a parameter or from its constructor."""
+        if function is None:
+            return None
+        if "." not in holder:
+            scope: FunctionInfo | None = function
+            while scope is not None:
+                if holder in scope.params:
+                    return self._class_named(_annotation_of(scope.node, holder))
+                scope = scope.parent
+            return None
+        head, _, attr = holder.partition(".")
+        klass = self.class_of(function) if head == "self" and "." not in attr else None
+        if klass is None:
+            return None
+        for item in klass.node.body:  # `cfg: Config` at class level (a dataclass field, an attribute declared)
+            if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name) and item.target.id == attr:
+                return self._class_named(item.annotation)
+        for method, value in self.assigned_values(klass).get(holder, []):
+            if isinstance(value, ast.Call) and (found := self._class_named(value.func)) is not None:
+                return found
+            if isinstance(value, ast.Name) and value.id in method.params:
+                found = self._class_named(_annotation_of(method.node, value.id))
+                if found is not None:
+                    return found
+        return None
+
+    def _class_named(self, node: ast.expr | None) -> ClassInfo | None:
+        """The class of the file a type annotation or a constructor names (`Config`, `mod.Config`,
+        `Optional[Config]` is not an instance always there and is left alone)."""
+        name = dotted(node) if node is not None else None
+        return self.class_by_name.get(name.rpartition(".")[2]) if name else None
 
     def assigned_values(self, klass: ClassInfo) -> dict[str, list[tuple[FunctionInfo, ast.expr]]]:
         """`self.x` -> every value a method of the class assigns it (plain and annotated assignments), with the
@@ -469,6 +519,8 @@ class ModuleEnv:
             clauses = (c for line in doc.splitlines() for c in re.split(r"[.;]", line))
             if any(_reads(c, numpy_default=False) == "world" for c in clauses):
                 return True
+        if any(_reads(c) == "world" for c in self._held_comments(name, function)):
+            return True
         return any(re.search(r"\bworld|default group|global group", c, re.I)
                    for c in (*self._comments(function, leaf), *self._global_comments(name)))
 
@@ -484,8 +536,8 @@ class ModuleEnv:
         leaf = leaf_name(name)
         if any(_reads(line) == "absent" for doc in self._docs(function) for line in _mentions(doc, leaf)):
             return True
-        return any(_reads(c) == "absent"
-                   for c in (*self._comments(function, leaf), *self._global_comments(name)))
+        return any(_reads(c) == "absent" for c in (*self._comments(function, leaf), *self._global_comments(name),
+                                                   *self._held_comments(name, function)))
 
     def _global_comments(self, name: str) -> Iterator[str]:
         """For a module global (`_SP_GROUP = None`), the comments at the end of its module-level assignment and on the
@@ -506,8 +558,20 @@ class ModuleEnv:
         at the end of a line that sets it or on the lines right above one (`# None: no tensor parallelism`)."""
         klass = self.class_of(function) if function is not None else None
         node: ast.AST | None = klass.node if klass is not None else (function.node if function is not None else None)
-        if node is None:
+        if node is not None:
+            yield from self._node_comments(node, leaf)
+
+    def _held_comments(self, name: str, function: FunctionInfo | None) -> Iterator[str]:
+        """For a field of an object of another class of the file (`cfg.group`, `cfg: MetricsConfig`), that
+        class's docstring lines and comments about the field (`# None means the default (world) group`)."""
+        holder, _, leaf = name.rpartition(".")
+        held = self.held_class(holder, function) if holder else None
+        if held is None or (function is not None and held is self.class_of(function)):
             return
+        yield from _mentions(ast.get_docstring(held.node, clean=False) or "", leaf)
+        yield from self._node_comments(held.node, leaf)
+
+    def _node_comments(self, node: ast.AST, leaf: str) -> Iterator[str]:
         start, end = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
         lines = self.ctx.source.lines
         named, sets = re.compile(rf"\b{re.escape(leaf)}\b"), re.compile(rf"\b{re.escape(leaf)}\s*(?::[^=]*)?=(?!=)")
@@ -760,6 +824,11 @@ def _singletons(env: ModuleEnv) -> dict[str, ClassInfo]:
             if classes is not None and len(classes) == 1}
 
 
+def _annotation_of(function: FunctionNode, param: str) -> ast.expr | None:
+    a = function.args
+    return next((p.annotation for p in (*a.posonlyargs, *a.args, *a.kwonlyargs) if p.arg == param), None)
+
+
 def _may_be_none(value: ast.expr | None, optional_names: set[str]) -> bool:
     if value is None:
         return False
@@ -775,7 +844,7 @@ def _may_be_none(value: ast.expr | None, optional_names: set[str]) -> bool:
         return body or orelse
     if isinstance(value, ast.Call) and dotted(value.func) == "getattr" and len(value.args) == 3:
         return is_none(value.args[2])
-    return False
+    return mapping_get(value)  # `self.fsdp_group = topology.get("fsdp")`: None when the key is missing
 
 
 def _present_when(test: ast.expr) -> tuple[str, bool] | None:

@@ -39,6 +39,7 @@ from bot.analyze.terms import (
     is_bool_call,
     is_group_type_test,
     join_null,
+    mapping_get,
     none_test,
     size_compare,
     size_floor,
@@ -644,7 +645,7 @@ class Walker:
             return Null.MAYBE, None, False
         if isinstance(value, ast.NamedExpr):
             return self.value_null(value.value, s)
-        if _mapping_get(value):
+        if mapping_get(value):
             return Null.MAYBE, None, False  # `ep = groups.get("ep")`: None when the key is missing
         if type(value) is ast.Call and (getter := self.env.callee(value, self.function)) is not None \
                 and self.env.optional_getter(getter):
@@ -921,6 +922,12 @@ class Walker:
             s = self.assume(s, test.value, value, whole, negated)
             s = s.copy()
             self.assign(s, test.target, test.value)
+            key = self.canon(test.target, s)
+            if key is not None and self.is_group(key) and not isinstance(test.value, (ast.Compare, ast.BoolOp)):
+                # `if (g := groups.get("replica")):` tests the group it binds; the check is the whole walrus, which
+                # no rewrite replaces
+                return self._none(s, test.target, value, Check(test, whole, negated, "none"),
+                                  NoneTest(test.target, is_none=False))
             return s
         if type(test) is ast.Compare and type(test.left) is ast.NamedExpr:
             s = s.copy()  # `(pg := groups.get(k)) is not None`: bound first, then tested by its name
@@ -977,7 +984,7 @@ class Walker:
                     and isinstance(node.args[0], ast.Name) and node.args[0].id in self.size_methods:
                 group = self.size_methods[node.args[0].id]  # `callable(size_fn)`: the group is there
                 return self._none(s, group, value, Check(node, whole, negated, "none"), NoneTest(group, is_none=False))
-            if self.ctx.is_predicate(node) and node.args:
+            if node.args and (self.ctx.is_predicate(node) or self.ctx.predicate_named(node)):
                 key = self.canon(node.args[0], s)
                 if key is not None and value:
                     s = s.copy()
@@ -1526,14 +1533,6 @@ def _bind(params: list[str], call: ast.Call, s: State, w: Walker) -> dict[str, s
 
 
 _GROUP_GETTER = re.compile(f"{GROUP_GETTER}$")
-
-
-def _mapping_get(value: ast.expr) -> bool:
-    """`groups.get("ep")`, `self.pgs.get(name, None)`: a mapping's lookup that answers None for a missing key."""
-    return type(value) is ast.Call and isinstance(value.func, ast.Attribute) and value.func.attr == "get" \
-        and isinstance(value.func.value, (ast.Name, ast.Attribute)) and not value.keywords \
-        and (len(value.args) == 1 or (len(value.args) == 2 and _const_none(value.args[1]))) \
-        and not isinstance(value.args[0], ast.Starred)
 
 
 def _parameters(args: ast.arguments) -> set[str]:

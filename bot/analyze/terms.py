@@ -255,3 +255,11 @@ def bool_form(node: ast.IfExp) -> ast.BoolOp | None:
     else:  # `C if t else b`
         op, first, other = (ast.Or() if body else ast.And()), (node.test if body else negated), node.orelse
     return ast.copy_location(ast.BoolOp(op=op, values=[first, other]), node)
+
+
+def mapping_get(value: ast.expr) -> bool:
+    """`groups.get("ep")`, `self.pgs.get(name, None)`: a mapping's lookup that answers None for a missing key."""
+    return type(value) is ast.Call and isinstance(value.func, ast.Attribute) and value.func.attr == "get" \
+        and isinstance(value.func.value, (ast.Name, ast.Attribute)) and not value.keywords \
+        and (len(value.args) == 1 or (len(value.args) == 2 and is_none(value.args[1]))) \
+        and not isinstance(value.args[0], ast.Starred)

@@ -344,7 +344,8 @@ def _size_only(v: Verdicts, site: CollectiveSite, f: Facts, world: set[str]) -> 
     module = v.module
     assert site.key is not None
     if f.null not in (Null.MAYBE, Null.NONE) or site.separate or _owner(module, site.key, site.function) in world \
-            or leaf_name(site.key) in v.world_names or v.world_file or _none_is_world(module, site.key, site.function) \
+            or leaf_name(site.key) in v.world_names or _none_is_world(module, site.key, site.function) \
+            or (v.world_file and not module.env.absent_documented(site.key, site.function)) \
             or _guarded_by_callers(module, site, v.callers, separate=False):  # every caller has ruled None out
         return
     for c in sorted(f.size, key=_pos):
@@ -803,6 +804,8 @@ def _evidence(module: ModuleFacts, key: str, function: FunctionInfo | None, abse
     leaf = leaf_name(key)
     owners = absent.get(leaf, set())
     mine = _owner(module, key, function)
+    if use is not None and _holder_state_decides(key, use):
+        return None
     if module.env.absent_documented(key, function):
         return Confidence.HIGH, (f"the docs or a comment say `{leaf}=None` means the dimension is absent",)
     if mine in owners or (key.startswith("self.") and any(o.endswith(f":{key}") and o.split(":")[0] == mine.split(":")[0] for o in owners)):
@@ -815,6 +818,17 @@ def _evidence(module: ModuleFacts, key: str, function: FunctionInfo | None, abse
         return Confidence.MEDIUM, (f"`{key}` is set to None when its condition fails (`... if ... else None`): "
                                    "None stands for a dimension that is not there",)
     return None
+
+
+def _holder_state_decides(key: str, use: Use) -> bool:
+    """A group held by another object (`comm.gather_pg`, `self.cfg.ep_group`) reached only past a test of that
+    object's state (`if comm.direction is FAN_IN:`): the object sets the group for the states that use it, so
+    its None is not the absent dimension here."""
+    holder = key.rpartition(".")[0]
+    if not holder or holder in ("self", "cls") or use.function is None:
+        return False
+    return any(dotted(n) == holder for test, _ in _path_tests(use.function, use.path) for n in ast.walk(test)
+               if isinstance(n, (ast.Name, ast.Attribute)))
 
 
 def _none_unless(module: ModuleFacts, function: FunctionInfo | None, key: str, use: Use | None = None) -> bool:
@@ -1328,7 +1342,8 @@ def _only_the_guard(module: ModuleFacts, pair: Pair) -> bool:
 
 
 def _lambda_copies(module: ModuleFacts) -> Iterable[Copy]:
-    """`is_tp = lambda g: g is not None and get_world_size(g) > 1`, at module or class level."""
+    """`is_tp = lambda g: g is not None and get_world_size(g) > 1`, at module or class level, or set on the
+    instance in its constructor."""
     named = [*module.env.lambdas.items(), *(i for c in module.env.classes.values() for i in c.lambdas.items())]
     for name, lam in named:
         body = without_not(lam.body)
@@ -1340,5 +1355,6 @@ def _lambda_copies(module: ModuleFacts) -> Iterable[Copy]:
         Walker(module.env, None, scratch, {}, module.group_keys | frozenset(params)).chain(body, State())
         for chain in scratch.chains.values():
             for pair in chain_pairs(chain):
-                if pair.none.key in params:
+                # on a parameter, or on the instance (`self._sp_active = lambda: self.sp is not None and ...`)
+                if pair.none.key in params or pair.none.key.startswith("self."):
                     yield Copy(name, lam, pair, pair.none.key, None)

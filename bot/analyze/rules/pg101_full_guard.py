@@ -282,6 +282,15 @@ RULE = Rule(
         ),
     ),
     valid=(
+        # a project's own copy of the predicate, imported from elsewhere, guards as the predicate does
+        "import torch.distributed as dist\n"
+        "from mytrain.parallel import is_parallel\n"
+        "def reduce(x, tp_group=None):\n"
+        "    if is_parallel(tp_group):\n"
+        "        dist.all_reduce(x, group=tp_group)\n"
+        "def norm(x, tp_group=None):\n"
+        "    if tp_group is not None:\n"
+        "        dist.all_reduce(x, group=tp_group)\n",
         # the group of a parallel-state getter: its guards are out of scope by design (the RFC's mpu sizes)
         "import torch.distributed as dist\n"
         "from megatron.core import parallel_state as ps\n"

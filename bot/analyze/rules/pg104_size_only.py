@@ -21,6 +21,30 @@ RULE = Rule(
     fix="`pg_utils.is_parallel(g)` (`not pg_utils.is_parallel(g)` for `== 1` early exits).",
     fix_safety="Needs `--unsafe-fixes`: it changes what happens when g is None, which is the bug being fixed.",
     invalid=(
+        Invalid(  # an optional field of a config object typed with a class of the file
+            "from dataclasses import dataclass\n"
+            "from typing import Optional\n"
+            "import torch.distributed as dist\n"
+            "@dataclass\n"
+            "class MoEConfig:\n"
+            "    ep_group: Optional[dist.ProcessGroup] = None  # None: every expert is local\n"
+            "def combine(x, cfg: MoEConfig):\n"
+            "    if dist.get_world_size(cfg.ep_group) > 1:\n"
+            "        dist.all_reduce(x, group=cfg.ep_group)\n",
+            flagged="dist.get_world_size(cfg.ep_group) > 1",
+            fixed="from dataclasses import dataclass\n"
+            "from typing import Optional\n"
+            "import torch.distributed as dist\n"
+            "from deepspeed.comm import pg_utils\n"
+            "\n"
+            "@dataclass\n"
+            "class MoEConfig:\n"
+            "    ep_group: Optional[dist.ProcessGroup] = None  # None: every expert is local\n"
+            "def combine(x, cfg: MoEConfig):\n"
+            "    if pg_utils.is_parallel(cfg.ep_group):\n"
+            "        dist.all_reduce(x, group=cfg.ep_group)\n",
+            unsafe=True,
+        ),
         Invalid(  # a mapping's `.get` answers None for a missing key
             "import torch.distributed as dist\n"
             "def combine(x, groups):\n"

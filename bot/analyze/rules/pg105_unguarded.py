@@ -224,6 +224,18 @@ RULE = Rule(
         ),
     ),
     valid=(
+        # the holder's own state decides: the object builds the group for the direction that gathers
+        "import torch.distributed as dist\n"
+        "class Bridge:\n"
+        "    def __init__(self, fan_in, ranks):\n"
+        "        self.fan_in = fan_in\n"
+        "        self.gather_pg = dist.new_group(ranks) if fan_in else None\n"
+        "    def close(self):\n"
+        "        if self.gather_pg is not None:\n"
+        "            dist.barrier(group=self.gather_pg)\n"
+        "def exchange(out, x, bridge: Bridge):\n"
+        "    if bridge.fan_in:\n"
+        "        dist.all_gather_into_tensor(out, x, group=bridge.gather_pg)\n",
         # the docs say None is the world; the word nearer after None decides (`single` here is about the writer)
         "import torch\n"
         "import torch.distributed as dist\n"

@@ -23,6 +23,18 @@ RULE = Rule(
     fix="Call `pg_utils.is_parallel` instead; the copy is removed once nothing else uses it.",
     fix_safety="Safe when the copy's body is proven equivalent; the copy stays (delegating) when it is public.",
     invalid=(
+        Invalid(  # a lambda set on the instance by its constructor
+            "import torch.distributed as dist\n"
+            "class Block:\n"
+            "    def __init__(self, sp_group=None):\n"
+            "        self.sp_group = sp_group\n"
+            "        self._sp_on = lambda: self.sp_group is not None and dist.get_world_size(self.sp_group) > 1\n"
+            "    def forward(self, x):\n"
+            "        if self._sp_on():\n"
+            "            dist.all_reduce(x, group=self.sp_group)\n"
+            "        return x\n",
+            flagged="lambda: self.sp_group is not None and dist.get_world_size(self.sp_group) > 1",
+        ),
         Invalid(  # `bool(g)` is g's truthiness, a None test
             "import torch.distributed as dist\n"
             "def tp_active(g):\n"

@@ -213,7 +213,7 @@ class ModuleEnv:
         # `self.cfg` set from one, annotated, or constructed (`self.cfg = ParallelConfig(...)`); its field `ep_group:
         # Optional[ProcessGroup] = None` can be None
         holder, _, leaf = key.rpartition(".")
-        held = self.held_class(holder, function) if "." not in leaf else None
+        held = self.held_class(holder, function)
         if held is not None and any(f"self.{leaf}" in self._optional_attrs(c) for c in self.mro(held)):
             return Null.MAYBE
         return Null.UNKNOWN

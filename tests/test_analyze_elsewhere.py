@@ -183,7 +183,7 @@ def test_a_helper_handed_an_optional_parameter_further_up_is_size_only_too() -> 
 UTILS = '''\
 import torch.distributed as dist
 
-def sync_shared(model, process_group):
+def tie_shared(model, process_group):
     for p in model.parameters():
         dist.broadcast(p, src=dist.get_global_rank(process_group, 0), group=process_group)
 
@@ -193,7 +193,7 @@ def count_shared(model, process_group):
 
 MODEL = '''\
 import torch.distributed as dist
-from pkg.utils import sync_shared, count_shared
+from pkg.utils import tie_shared, count_shared
 
 class Model:
     def __init__(self, process_group=None):
@@ -201,7 +201,7 @@ class Model:
 
     def tie(self):
         if self.process_group is not None:
-            sync_shared(self, self.process_group)
+            tie_shared(self, self.process_group)
 
     def count(self):
         if self.process_group is not None:
@@ -218,9 +218,9 @@ def test_a_helper_elsewhere_that_communicates_on_the_group_it_is_given_is_that_g
     found = analyze_source("pkg/model.py", MODEL, CONFIG, project_path="pkg/model.py", helpers=helpers).findings
     # the broadcasting helper's call is guarded by a None test alone; the counting helper communicates nothing
     assert [(f.code, f.span.line) for f in found if f.code == "PG103"] == [("PG103", 9)]
-    assert helpers.communicates("pkg.utils.sync_shared", frozenset(CONFIG.collectives))
+    assert helpers.communicates("pkg.utils.tie_shared", frozenset(CONFIG.collectives))
     assert not helpers.communicates("pkg.utils.count_shared", frozenset(CONFIG.collectives))
-    # without the other file nothing says that sync_shared communicates
+    # without the other file nothing says that tie_shared communicates
     alone = analyze_source("pkg/model.py", MODEL, CONFIG, project_path="pkg/model.py").findings
     assert [f.code for f in alone if f.code == "PG103"] == []
 
@@ -350,9 +350,9 @@ def test_relative_imports_resolve_in_any_project_package() -> None:
 
 
 def test_a_project_modules_functions_called_through_the_module_are_read_as_its_helpers() -> None:
-    # `from pkg import utils` then `utils.sync_shared(self, pg)`: the module's function broadcasts on pg
-    model = MODEL.replace("from pkg.utils import sync_shared, count_shared", "from pkg import utils") \
-        .replace("sync_shared(self,", "utils.sync_shared(self,").replace("count_shared(self,", "utils.count_shared(self,")
+    # `from pkg import utils` then `utils.tie_shared(self, pg)`: the module's function broadcasts on pg
+    model = MODEL.replace("from pkg.utils import tie_shared, count_shared", "from pkg import utils") \
+        .replace("tie_shared(self,", "utils.tie_shared(self,").replace("count_shared(self,", "utils.count_shared(self,")
     helpers = _helpers({"pkg/utils.py": UTILS})
     found = analyze_source("pkg/model.py", model, CONFIG, project_path="pkg/model.py", helpers=helpers).findings
     assert [(f.code, f.span.line) for f in found if f.code == "PG103"] == [("PG103", 9)]

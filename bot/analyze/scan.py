@@ -129,9 +129,10 @@ GROUP_NAME = re.compile(f"{PROCESS_GROUP_NAME.pattern}|mesh", re.I)
 # wherever it is read. Group 1: the size attribute. (Multiline: `finditer` over a method, or `match` on one line.)
 SIZE_FLAG = re.compile(r"^[ \t]*self\.\w+[ \t]*(?::[^=\n]*)?=(?!=)[^\n]*?\bself\.(\w+)[ \t]*(?:>=?|<=?|[!=]=)[ \t]*[12]\b",
                        re.M)
-# a project's function named for a collective: `all_gather_raw`, `_fsdp_gather_tensors`, `reduce_scatter_coalesced`;
-# not one named for the tensor ops `scatter_add` / `scatter_reduce` (`deterministic_scatter_add`)
-WRAPPER_NAME = re.compile(r"(?:^|_)(?:all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|broadcast|gather"
+# a project's function named for a collective: `all_gather_raw`, `_fsdp_gather_tensors`, `reduce_scatter_coalesced`,
+# or for syncing (`sync_shared_params(model, pg)`, called with a group: it broadcasts there); not one named for the
+# tensor ops `scatter_add` / `scatter_reduce` (`deterministic_scatter_add`)
+WRAPPER_NAME = re.compile(r"(?:^|_)(?:all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|broadcast|gather|sync"
                           r"|scatter(?!_(?:add|reduce)(?:_|$))|(?<!scatter_)reduce)(?:_|$)", re.I)
 # a helper measuring a group by its name: `get_pg_size(g)`, `group_size(g)`, `_get_process_group_size(g)`,
 # `get_distributed_world_size(g)` (a project's wrapper of get_world_size, imported from another file)

@@ -23,6 +23,30 @@ RULE = Rule(
     fix="`pg_utils.is_parallel(g)` (`not pg_utils.is_parallel(g)` in an early exit).",
     fix_safety="Needs `--unsafe-fixes`: it skips single-rank and non-member groups, which is the point.",
     invalid=(
+        Invalid(  # another library's function named for syncing, handed the group: it communicates on it
+            "import torch.distributed as dist\n"
+            "from flash_attn.utils.distributed import sync_shared_params\n"
+            "class LM:\n"
+            "    def __init__(self, process_group=None):\n"
+            "        self.process_group = process_group\n"
+            "        self.world = dist.get_world_size(process_group) if process_group is not None else 1\n"
+            "    def tie_weights(self):\n"
+            "        if self.process_group is not None:\n"
+            "            sync_shared_params(self, self.process_group)\n",
+            flagged="self.process_group is not None",
+            fixed="import torch.distributed as dist\n"
+            "from flash_attn.utils.distributed import sync_shared_params\n"
+            "from deepspeed.comm import pg_utils\n"
+            "\n"
+            "class LM:\n"
+            "    def __init__(self, process_group=None):\n"
+            "        self.process_group = process_group\n"
+            "        self.world = dist.get_world_size(process_group) if process_group is not None else 1\n"
+            "    def tie_weights(self):\n"
+            "        if pg_utils.is_parallel(self.process_group):\n"
+            "            sync_shared_params(self, self.process_group)\n",
+            unsafe=True,
+        ),
         Invalid(  # a hook registered under the None test runs its collective under it
             "import torch.distributed as dist\n"
             "def attach(params, sp_group=None):\n"

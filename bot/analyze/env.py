@@ -23,19 +23,21 @@ FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 _COMMENT = re.compile(r"#(.*)$")
 # None documented as the world / default group ("If None, the default process group will be used").
 _WORLD_DOC = re.compile(
-    r"\bNone\b[^.\n]{0,80}\b(default|global|world|whole|entire|all (?:the |available )?(?:ranks|processes|devices|gpus|workers)"
+    r"\bNone\b[^.\n]{0,80}\b(default|global|world|(?:whole|entire) (?:world|group|process group|job|cluster)"
+    r"|all (?:the |available )?(?:ranks|processes|devices|gpus|workers)"
     r"|every (?:rank|process|device|gpu|worker))\b(?!s? (?:holds?|has|have|keeps?|owns?|stores?|computes?|gets?|sees?))"
     r"|\b(default|global|world)\b[^.\n]{0,40}\b(group|process group)\b[^.\n]{0,40}\bNone\b",
     re.I,
 )
 # numpy style with no None: "process_group : ProcessGroup, default = world group", "defaults to the global group"
-_WORLD_DEFAULT = re.compile(r"\bdefaults?\b\s*(?:[=:]|to|is)?\s*(?:the\s+)?(?:whole\s+|entire\s+)?(?:world|global)\b", re.I)
+_WORLD_DEFAULT = re.compile(r"\bdefaults?\b\s*(?:[=:]|to|is)?\s*(?:the\s+)?(?:whole\s+|entire\s+)?"
+                            r"(?:world|global|default\s+(?:process\s+)?group|all\s+ranks)\b", re.I)
 _NAMES_A_GROUP = re.compile(r"\b\w+_(?:group|pg)\b|\bprocess group\b", re.I)  # `process_group`, `dp_group`
 _GETATTR_NONE = re.compile(r"getattr\(\s*self\s*,\s*[\"'](\w+)[\"']\s*,\s*None\s*\)")
 # None documented as "no parallelism" ("If None, no model parallelism is set", "None to disable it", "None when
 # sequence parallelism is off", "None if it isn't enabled")
 _ABSENT_DOC = re.compile(r"\bNone\b[^.\n]{0,60}(?:\b(no|not|never|unless|disabled?|disables|off|unused|inactive|without"
-                         r"|absent|skip|single|replicated|local)\b|n't\b)", re.I)
+                         r"|absent|skip|single|replicated|local|unsplit|unsharded)\b|n't\b)", re.I)
 
 
 def _reads(text: str, numpy_default: bool = True) -> str | None:
@@ -108,6 +110,7 @@ class ModuleEnv:
     comments: list[tuple[int, str]] = field(default_factory=list)
     _returned: dict[int, ast.expr | None] = field(default_factory=dict)
     _origins: dict[tuple[str, int], Null] = field(default_factory=dict)  # asked for every assignment: remembered
+    _conventions: list[str] | None = None  # the module level's comment blocks about groups and None
     _filled: dict[int, dict[str, int]] = field(default_factory=dict)  # id of a function node -> filled_in
     # id of a class node -> `self.x` -> (the method, the value it assigns)
     _assigned: dict[int, dict[str, list[tuple[FunctionInfo, ast.expr]]]] = field(default_factory=dict)
@@ -199,7 +202,8 @@ class ModuleEnv:
             return Null.MAYBE if head in self.optional_globals else Null.UNKNOWN
         if head in ("self", "cls") and function is not None:
             klass = self.class_of(function)
-            if klass is not None and any(key in self._optional_attrs(c) or rest in self._read_as_optional(c)
+            attr = f"self.{rest}"  # (`cls.group` in a classmethod is the class-level `group` an instance reads too)
+            if klass is not None and any(attr in self._optional_attrs(c) or rest in self._read_as_optional(c)
                                          for c in self.mro(klass)):
                 return Null.MAYBE
             getter = self.method(klass, rest) if klass is not None and "." not in rest else None
@@ -299,6 +303,36 @@ class ModuleEnv:
                 if "group" in sentence and _reads(sentence, numpy_default=False) == "world":
                     return True
         return False
+
+    def states_world(self) -> bool:
+        """Does a comment block of the module level state it as the file's convention (`# group=None in this file
+        means the default (world) process group`)? Unlike a docstring over one function, it speaks for every group
+        of the file the file does not test for absence itself."""
+        return any(_reads(block, numpy_default=False) == "world" for block in self._module_conventions())
+
+    def documents_absent(self) -> bool:
+        """Does a comment block of the module level say that a group left None is a dimension not used, a file's
+        convention (`# every *_group argument may be None, which means the dimension is not used`)?"""
+        return any(_reads(block) == "absent" for block in self._module_conventions())
+
+    def _module_conventions(self) -> list[str]:
+        """The comment blocks at the margin of the module level, outside every top-level statement and not right
+        above one (those are about that statement), that name a group and None: a file's stated convention."""
+        if self._conventions is None:
+            lines = self.ctx.source.lines
+            inside = {n for stmt in self.ctx.source.tree.body
+                      for n in range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1)}
+            blocks: list[str] = []
+            block: list[str] = []
+            for number, line in enumerate(lines, 1):
+                if line.startswith("#") and number not in inside:
+                    block.append(line[1:].strip())
+                    continue
+                if block and line.strip() == "" and number not in inside:  # (a blank line ends it: not above)
+                    blocks.append(" ".join(block))
+                block = []
+            self._conventions = [b for b in blocks if "None" in b and "group" in b]
+        return self._conventions
 
     def _optional_attrs(self, klass: ClassInfo) -> set[str]:
         if klass.optional is None:
@@ -521,7 +555,7 @@ class ModuleEnv:
                 return True
         if any(_reads(c) == "world" for c in self._held_comments(name, function)):
             return True
-        return any(re.search(r"\bworld|default group|global group", c, re.I)
+        return any(re.search(r"\bworld|default group|global group", c, re.I) or _reads(c) == "world"
                    for c in (*self._comments(function, leaf), *self._global_comments(name)))
 
     @staticmethod

@@ -117,6 +117,10 @@ class Verdicts:
     # the file documents None as the world group (a docstring) and never tests a group for absence before
     # communicating: a size-only test here means get_world_size(None), the world's size
     world_file: bool = False
+    # a comment block at the module level states None is the world: so for every group the file does not test for
+    # absence before communicating (`absent_names`, their last names)
+    world_stated: bool = False
+    absent_names: frozenset[str] = frozenset()
 
     @cached_property
     def sides(self) -> dict[int, dict[bool, set[tuple[str, str | None]]]]:
@@ -175,6 +179,8 @@ def decide(module: ModuleFacts) -> Verdicts:
     absent = _absent_evidence(module, world)
     v.world_names = frozenset(n for n in (leaf_name(o.partition(":")[2]) for o in world) if n not in absent)
     v.world_file = not absent and module.env.documents_world()
+    v.world_stated = module.env.states_world()
+    v.absent_names = frozenset(absent)
     callers = v.callers
     dispatch = v.dispatch
     settled: set[int] = set()  # optional groups decided at their collective: reported, or None is the world there
@@ -345,7 +351,8 @@ def _size_only(v: Verdicts, site: CollectiveSite, f: Facts, world: set[str]) -> 
     assert site.key is not None
     if f.null not in (Null.MAYBE, Null.NONE) or site.separate or _owner(module, site.key, site.function) in world \
             or leaf_name(site.key) in v.world_names or _none_is_world(module, site.key, site.function) \
-            or (v.world_file and not module.env.absent_documented(site.key, site.function)) \
+            or ((v.world_file or (v.world_stated and leaf_name(site.key) not in v.absent_names))
+                and not module.env.absent_documented(site.key, site.function)) \
             or _guarded_by_callers(module, site, v.callers, separate=False):  # every caller has ruled None out
         return
     for c in sorted(f.size, key=_pos):
@@ -814,6 +821,8 @@ def _evidence(module: ModuleFacts, key: str, function: FunctionInfo | None, abse
         return Confidence.MEDIUM, (f"`{leaf}` is checked for None before a collective elsewhere in this file",)
     if _named_absent(module, leaf):
         return Confidence.MEDIUM, (f"`{leaf}` matches rules.yaml `absent_groups`: None means the dimension is absent",)
+    if module.env.documents_absent():
+        return Confidence.MEDIUM, ("a comment at the module level says a group left None is a dimension not used",)
     if _none_unless(module, function, key, use):
         return Confidence.MEDIUM, (f"`{key}` is set to None when its condition fails (`... if ... else None`): "
                                    "None stands for a dimension that is not there",)

@@ -21,6 +21,28 @@ RULE = Rule(
     fix="`pg_utils.is_parallel(g)` (`not pg_utils.is_parallel(g)` for `== 1` early exits).",
     fix_safety="Needs `--unsafe-fixes`: it changes what happens when g is None, which is the bug being fixed.",
     invalid=(
+        Invalid(  # `cls.group` in a classmethod is the class-level optional attribute
+            "from typing import Optional\n"
+            "import torch.distributed as dist\n"
+            "class EmbeddingComm:\n"
+            "    group: Optional[dist.ProcessGroup] = None\n"
+            "    @classmethod\n"
+            "    def reduce(cls, t):\n"
+            "        if dist.get_world_size(cls.group) > 1:\n"
+            "            dist.all_reduce(t, group=cls.group)\n",
+            flagged="dist.get_world_size(cls.group) > 1",
+            fixed="from typing import Optional\n"
+            "import torch.distributed as dist\n"
+            "from deepspeed.comm import pg_utils\n"
+            "\n"
+            "class EmbeddingComm:\n"
+            "    group: Optional[dist.ProcessGroup] = None\n"
+            "    @classmethod\n"
+            "    def reduce(cls, t):\n"
+            "        if pg_utils.is_parallel(cls.group):\n"
+            "            dist.all_reduce(t, group=cls.group)\n",
+            unsafe=True,
+        ),
         Invalid(  # an optional field of a config object typed with a class of the file
             "from dataclasses import dataclass\n"
             "from typing import Optional\n"
@@ -173,6 +195,15 @@ RULE = Rule(
         ),
     ),
     valid=(
+        # the file's comment block says None is the world, as in torch.distributed
+        "import torch.distributed as dist\n"
+        "\n"
+        "# group=None in this file means the default (world) process group, as in torch.distributed.\n"
+        "\n"
+        "def mean_across(t, group=None):\n"
+        "    if dist.get_world_size(group) > 1:\n"
+        "        dist.all_reduce(t, group=group)\n"
+        "    return t\n",
         # a getter that asserts first hands back a group that is there
         "import torch.distributed as dist\n"
         "_RING_GROUP = None\n"

@@ -28,6 +28,26 @@ RULE = Rule(
         "confidence (the evidence is the same name elsewhere in the file) go to the PR summary, not inline."
     ),
     invalid=(
+        Invalid(  # the file states its convention in a comment block at the module level
+            "import torch.distributed as dist\n"
+            "\n"
+            "# Every *_group argument here may be None: that parallel dimension is not used on this run.\n"
+            "\n"
+            "def allreduce_tp(t, tp_group=None):\n"
+            "    dist.all_reduce(t, group=tp_group)\n"
+            "    return t\n",
+            flagged="dist.all_reduce(t, group=tp_group)",
+            fixed="import torch.distributed as dist\n"
+            "from deepspeed.comm import pg_utils\n"
+            "\n"
+            "# Every *_group argument here may be None: that parallel dimension is not used on this run.\n"
+            "\n"
+            "def allreduce_tp(t, tp_group=None):\n"
+            "    if pg_utils.is_parallel(tp_group):\n"
+            "        dist.all_reduce(t, group=tp_group)\n"
+            "    return t\n",
+            unsafe=True,
+        ),
         Invalid(  # a reducer lambda runs later, with the optional group it closes over; fixed where it is made
             "import torch.distributed as dist\n"
             "def make_reducer(tp_group=None):\n"

@@ -152,13 +152,18 @@ class Context:
     def partial_collective(self, call: ast.Call) -> Collective | None:
         """`functools.partial(dist.all_reduce, group=g)` (or `asyncio.to_thread(dist.all_reduce, t, group=g)`,
         which runs it there): the collective it will run, on g."""
+        probe = self.later_call(call)
+        return self.collective(probe) if probe is not None else None
+
+    def later_call(self, call: ast.Call) -> ast.Call | None:
+        """The call `functools.partial(f, *args, **kwargs)` (or `asyncio.to_thread(...)`) will make: `f(*args,
+        **kwargs)`, f a name or attribute."""
         if self.names.qualify(call.func) not in _RUNS_LATER or not call.args:
             return None
         target = call.args[0]
         if not isinstance(target, (ast.Name, ast.Attribute)):
             return None
-        probe = ast.Call(func=target, args=call.args[1:], keywords=call.keywords)
-        return self.collective(probe)
+        return ast.Call(func=target, args=call.args[1:], keywords=call.keywords)
 
     def is_world_size(self, node: ast.AST) -> bool:
         """`get_world_size()` of a comm module with no group: the world's size."""

@@ -25,6 +25,7 @@ from bot.analyze.context import GROUP_GETTER, Collective
 from bot.analyze.env import FunctionInfo, ModuleEnv
 from bot.analyze.names import dict_entry, dotted, indexed, leaf_name
 from bot.analyze.scan import GROUP_NAME
+from bot.analyze.source import after_docstring
 from bot.analyze.terms import (
     UNREACHABLE,
     Const,
@@ -41,6 +42,7 @@ from bot.analyze.terms import (
     join_null,
     mapping_get,
     none_test,
+    presence,
     size_compare,
     size_floor,
     size_match,
@@ -647,10 +649,28 @@ class Walker:
             return self.value_null(value.value, s)
         if mapping_get(value):
             return Null.MAYBE, None, False  # `ep = groups.get("ep")`: None when the key is missing
-        if type(value) is ast.Call and (getter := self.env.callee(value, self.function)) is not None \
-                and self.env.optional_getter(getter):
-            return Null.MAYBE, None, False  # `g = get_ring_group()`, a getter of a global None until set
+        if type(value) is ast.Call and (getter := self.env.callee(value, self.function)) is not None:
+            if self.env.optional_getter(getter):
+                return Null.MAYBE, None, False  # `g = get_ring_group()`, a getter of a global None until set
+            if self._world_fallback_helper(getter):
+                return Null.NOT_NONE, None, True  # `g = _resolve_group(g)`: `return g if g is not None else WORLD`
         return Null.UNKNOWN, None, False
+
+    def _world_fallback_helper(self, function: FunctionInfo) -> bool:
+        """An in-file helper whose whole body returns its group or the world (`return g if g is not None else
+        dist.group.WORLD`, `return g or _get_default_group()`): what it hands back is never None, and None meant
+        the world."""
+        body = [s for s in after_docstring(function.node.body) if not isinstance(s, ast.Pass)]
+        if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+            return False
+        value, params = body[0].value, set(function.params)
+        if isinstance(value, ast.IfExp):  # `g if g is not None else WORLD`: the other branch is the parameter tested
+            tested, _ = presence(value.test)
+            world, other = (value.orelse, value.body) if self.ctx.is_world(value.orelse) else (value.body, value.orelse)
+            return isinstance(tested, ast.Name) and tested.id in params and self.ctx.is_world(world) and \
+                isinstance(other, ast.Name) and other.id == tested.id
+        return isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or) and len(value.values) == 2 and \
+            isinstance(value.values[0], ast.Name) and value.values[0].id in params and self.ctx.is_world(value.values[1])
 
     def kill(self, s: State, text: str) -> None:
         prefix = text + "."
@@ -1178,9 +1198,18 @@ class Walker:
             # It runs later, but with what its definition closes over: a hook or reducer built under a test runs
             # under it (`if g is not None: p.register_hook(lambda x: all_reduce(x, group=g))`). Its parameters
             # shadow the enclosing names.
+            closed = _shadowed(s, _parameters(node.args))
+            a = node.args
+            positional = [*a.posonlyargs, *a.args]
+            bound = [*zip(positional[len(positional) - len(a.defaults):], a.defaults, strict=True),
+                     *((p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None)]
+            for param, default in bound:  # `lambda p, g=group: ...` binds g to the group where it is made
+                key = self.canon(default, s) if isinstance(default, (ast.Name, ast.Attribute)) else None
+                if key is not None:
+                    closed.aliases[param.arg] = key
             self.lambdas += 1
             try:
-                self._expr(node.body, _shadowed(s, _parameters(node.args)), stmt)
+                self._expr(node.body, closed, stmt)
             finally:
                 self.lambdas -= 1
             return
@@ -1307,19 +1336,22 @@ class Walker:
         if callee is None and isinstance(call.func, ast.Name) and call.func.id in self.helper_aliases:
             named = ast.Call(func=self.helper_aliases[call.func.id], args=call.args, keywords=call.keywords)
             callee = self.env.callee(named, self.function)
+        later = ctx.later_call(call) if callee is None else None
+        if later is not None:  # `partial(_sync_grad, group=g)`, handed to a hook: the helper runs later, on g
+            named, callee = later, self.env.callee(later, self.function)
         if callee is not None:
             params = self.env.call_params(callee, named)
             arguments: dict[str, str | None] = {}
-            for i, arg in enumerate(call.args):
+            for i, arg in enumerate(named.args):
                 if i < len(params) and not isinstance(arg, ast.Starred):
                     arguments[params[i]] = self.canon(arg, s)
-            for kw in call.keywords:
+            for kw in named.keywords:
                 if kw.arg is not None:
                     arguments[kw.arg] = self.canon(kw.value, s)
             keys = {k for k in arguments.values() if k is not None} | {k for k in s.groups}
             self.sites.calls[id(call)] = CallSite(
                 call, callee, self.function, {k: self.facts(s, k) for k in keys}, s.separate, arguments, s.path,
-                stmt, not (isinstance(stmt, ast.Expr) and stmt.value is call), self.lambdas > 0)
+                stmt, not (isinstance(stmt, ast.Expr) and stmt.value is call), self.lambdas > 0 or later is not None)
 
     def _ranks_of(self, value: ast.expr, s: State) -> str | None:
         """The one group whose global ranks ``value`` is made of: `get_process_group_ranks(group=g)`,

@@ -102,7 +102,8 @@ class ParsedSource:
                         continue
                 elif offset > 0 and text[offset - 1] == "." and not _resolvable_owner(text, offset - 1):
                     continue  # `obj.f(`: a call env.callee never resolves to a function of this file
-                if called:
+                if called or _HANDED_TO_LATER.search(text, max(0, offset - 40), offset):
+                    # (`partial(f, group=g)`: f is called later, with what the partial binds)
                     mine.add(bisect.bisect_right(ends, offset) + 1)
                 elif (alias := bound_at(text, offset)) is not None:
                     mine |= self.call_lines({alias})  # `fn = _rs if sp else _ar`, `sum_over = _Sum.apply`
@@ -219,6 +220,7 @@ def _parse_all(text: str) -> ast.Module:
 
 
 _EMPTY = ast.Module(body=[], type_ignores=[])
+_HANDED_TO_LATER = re.compile(r"\b(?:partial|to_thread)\(\s*$")  # right before a name: `functools.partial(f, ...)`
 # Below this size, finding what to cut costs more than parsing it (measured on DeepSpeed's files: 10 KB)
 _SLICE_MIN_CHARS = 10_000
 _NEWLINE = re.compile(r"\r\n|\r|\n")  # the line ends ast counts

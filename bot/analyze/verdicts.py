@@ -977,8 +977,10 @@ def _sets_none_unless(module: ModuleFacts, function: FunctionInfo, key: str) -> 
                 for s in none_side)
         if value is None:
             continue
-        if is_none(value.body) != is_none(value.orelse) and not _passes_on(value) and not counted \
-                and not _handed_in(function, value):
+        # (a None passed on from the object the group comes from counts when that object's docs say its None is
+        # absent: `tp_mesh ... None when tensor parallelism is disabled`)
+        if is_none(value.body) != is_none(value.orelse) and not counted and not _handed_in(function, value) and \
+                (not _passes_on(value) or module.env.absent_documented(_presence_tested(value.test) or "", function)):
             return value
     return None
 

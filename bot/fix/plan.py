@@ -569,8 +569,9 @@ def _partial_size(finding: Finding, ctx: Context) -> Plan:
 _SKIPPABLE_EXTRA = frozenset({"barrier", "monitored_barrier"})
 
 
-# A statement put around or beside the one that holds a lambda would run when the lambda is made, not when it runs.
-_DEFERRED = "{} runs inside a lambda (a hook or callback, called later): fix it where the lambda is made, by hand"
+# A statement put around or beside the one that makes a lambda or partial runs when it is made, not when it runs.
+_DEFERRED = ("{} runs later, inside a lambda or a `functools.partial` (a hook or callback): fix it where that is made, "
+             "by hand")
 
 
 def _unguarded(finding: Finding, ctx: Context) -> Plan:

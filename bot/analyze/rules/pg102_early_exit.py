@@ -28,6 +28,30 @@ RULE = Rule(
         "guards are reported with no automatic fix."
     ),
     invalid=(
+        Invalid(  # exits before a hook that is a partial of an in-file helper communicating on the group
+            "import functools\n"
+            "import torch.distributed as dist\n"
+            "def _sync(param, group):\n"
+            "    dist.all_reduce(param.grad, group=group)\n"
+            "def attach(params, grp=None):\n"
+            "    if grp is None or dist.get_world_size(grp) == 1:\n"
+            "        return\n"
+            "    for p in params:\n"
+            "        p.register_post_accumulate_grad_hook(functools.partial(_sync, group=grp))\n",
+            flagged="grp is None or dist.get_world_size(grp) == 1",
+            fixed="import functools\n"
+            "import torch.distributed as dist\n"
+            "from deepspeed.comm import pg_utils\n"
+            "\n"
+            "def _sync(param, group):\n"
+            "    dist.all_reduce(param.grad, group=group)\n"
+            "def attach(params, grp=None):\n"
+            "    if not pg_utils.is_parallel(grp):\n"
+            "        return\n"
+            "    for p in params:\n"
+            "        p.register_post_accumulate_grad_hook(functools.partial(_sync, group=grp))\n",
+            unsafe=True,
+        ),
         Invalid(
             "import deepspeed.comm as dist\n"
             "def f(t, group=None):\n"

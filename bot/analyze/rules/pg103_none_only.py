@@ -23,6 +23,22 @@ RULE = Rule(
     fix="`pg_utils.is_parallel(g)` (`not pg_utils.is_parallel(g)` in an early exit).",
     fix_safety="Needs `--unsafe-fixes`: it skips single-rank and non-member groups, which is the point.",
     invalid=(
+        Invalid(  # a lambda's default binds the group where the hook is made
+            "import torch.distributed as dist\n"
+            "def attach(ties):\n"
+            "    for param, group in ties:\n"
+            "        if group is not None:\n"
+            "            param.register_hook(lambda g, pg=group: dist.all_reduce(g, group=pg))\n",
+            flagged="group is not None",
+            fixed="import torch.distributed as dist\n"
+            "from deepspeed.comm import pg_utils\n"
+            "\n"
+            "def attach(ties):\n"
+            "    for param, group in ties:\n"
+            "        if pg_utils.is_parallel(group):\n"
+            "            param.register_hook(lambda g, pg=group: dist.all_reduce(g, group=pg))\n",
+            unsafe=True,
+        ),
         Invalid(  # another library's function named for syncing, handed the group: it communicates on it
             "import torch.distributed as dist\n"
             "from flash_attn.utils.distributed import sync_shared_params\n"

@@ -195,6 +195,15 @@ RULE = Rule(
         ),
     ),
     valid=(
+        # an in-file helper that falls back to the world: None meant the world
+        "import torch.distributed as dist\n"
+        "def _resolve(group):\n"
+        "    return group if group is not None else dist.group.WORLD\n"
+        "def total(t, group=None):\n"
+        "    group = _resolve(group)\n"
+        "    if dist.get_world_size(group) > 1:\n"
+        "        dist.all_reduce(t, group=group)\n"
+        "    return t\n",
         # the file's comment block says None is the world, as in torch.distributed
         "import torch.distributed as dist\n"
         "\n"

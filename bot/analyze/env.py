@@ -52,6 +52,7 @@ def _reads(text: str, numpy_default: bool = True) -> str | None:
 
 
 _CACHED_PROPERTY = frozenset({"functools.cached_property", "cached_property"})
+_MARGIN_COMMENT = re.compile(r"\n#[^\n]*")  # literal-led (bot.analyze.scan): a comment line at the margin
 
 
 class FunctionInfo(NamedTuple):
@@ -226,8 +227,8 @@ class ModuleEnv:
         """The class of the file an object is an instance of, from its type where it is bound: a parameter of
         ``function`` annotated with it (`cfg: Config`), or an attribute of self (`self.cfg`) that the class
         annotates with it or sets from such a parameter or from its constructor."""
-        if function is None:
-            return None
+        if function is None or holder in ("self", "cls"):
+            return None  # (self's own attributes are read as the class's, above)
         if "." not in holder:
             scope: FunctionInfo | None = function
             while scope is not None:
@@ -318,6 +319,11 @@ class ModuleEnv:
     def _module_conventions(self) -> list[str]:
         """The comment blocks at the margin of the module level, outside every top-level statement and not right
         above one (those are about that statement), that name a group and None: a file's stated convention."""
+        text = self.ctx.source.text
+        first = text[: text.find("\n")] if text.startswith("#") else ""
+        if self._conventions is None and not any("None" in c and "group" in c for c in
+                                                 (first, *(m.group() for m in _MARGIN_COMMENT.finditer(text)))):
+            self._conventions = []  # (most files: no comment at the margin speaks of None and a group)
         if self._conventions is None:
             lines = self.ctx.source.lines
             inside = {n for stmt in self.ctx.source.tree.body

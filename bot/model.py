@@ -126,7 +126,7 @@ class UnguardedPayload:
     result_used: bool  # the statement uses the call's result (assigned, returned, ...)
     collective: str
     helper: str | None = None  # qualified name of the helper called, for the at-call variant
-    deferred: bool = False  # the call is inside a lambda (a hook, a callback): it runs later, elsewhere
+    deferred: bool = False  # the call runs later, in a lambda or a functools.partial (a hook, a callback)
 
 
 @dataclass(frozen=True)
@@ -162,7 +162,7 @@ class ContiguousPayload:
     result_used: bool
     argument: Span  # the `x.contiguous()` the collective writes into
     asynchronous: bool  # `async_op=` is passed, and not as a literal False: the copy-back would run too early
-    deferred: bool = False  # the call is inside a lambda (a hook, a callback): it runs later, elsewhere
+    deferred: bool = False  # the call runs later, in a lambda or a functools.partial (a hook, a callback)
 
 
 Payload = (

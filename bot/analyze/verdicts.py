@@ -1315,14 +1315,16 @@ def _copies(module: ModuleFacts, pairs: list[Pair]) -> Iterable[Copy]:
             continue
         key = pair.none.key
         params = f.params[1:] if f.is_method else f.params
-        if key in params or (f.is_method and key.startswith("self.")) or (not params and key in _fetched(f)):
+        if key in params or (f.is_method and key.startswith("self.")) or (not params and key in _fetched(module, f)):
             yield Copy(f.node.name, f.node, pair, key, f)
 
 
-def _fetched(function: FunctionInfo) -> set[str]:
-    """Locals the function binds to a call's result (`group = get_cp_group()`): a group it fetches itself."""
+def _fetched(module: ModuleFacts, function: FunctionInfo) -> set[str]:
+    """Locals the function binds to a call's result (`group = get_cp_group()`): a group it fetches itself; not one
+    of an mpu / parallel-state getter, whose tests are out of scope by design."""
     return {t.id for node in own_statements(function.node.body) if isinstance(node, ast.Assign)
-            and isinstance(node.value, ast.Call) for t in node.targets if isinstance(t, ast.Name)}
+            and isinstance(node.value, ast.Call) and not module.ctx.mpu_group(node.value)
+            for t in node.targets if isinstance(t, ast.Name)}
 
 
 def _fetches_and_returns(function: FunctionInfo) -> ast.expr | None:

@@ -123,6 +123,12 @@ RULE = Rule(
         ),
     ),
     valid=(
+        # a predicate over a group it fetches from the parallel state: mpu-based, out of scope by design
+        "import torch.distributed as dist\n"
+        "from megatron.core import parallel_state\n"
+        "def _tp_active():\n"
+        "    tp = parallel_state.get_tensor_model_parallel_group()\n"
+        "    return tp is not None and dist.get_world_size(group=tp) > 1\n",
         "from deepspeed.comm import pg_utils\n"
         "def f(t, group=None):\n"
         "    return pg_utils.is_parallel(group)\n",

@@ -16,7 +16,7 @@ from bot.analyze.elsewhere import HelperSize, measures
 from bot.analyze.names import dotted, leaf_name
 from bot.analyze.returns import returned_test
 from bot.analyze.scan import GROUP_NAME, global_statements
-from bot.analyze.source import after_docstring, child_blocks
+from bot.analyze.source import ParsedSource, after_docstring, child_blocks
 from bot.analyze.terms import Null, Separate, is_none, mapping_get, none_test, presence, size_compare
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
@@ -121,6 +121,7 @@ class ModuleEnv:
     guard_bodies: dict[tuple[int, int, int], bool] = field(default_factory=dict)
     _parallel_getters: dict[int, bool] = field(default_factory=dict)  # id of a function node -> parallel_getter
     _optional_getters: dict[int, bool] = field(default_factory=dict)  # id of a function node -> optional_getter
+    _world_fallbacks: dict[int, bool] = field(default_factory=dict)  # id of a function node -> world_fallback_getter
     # id of a conditional expression with a constant boolean branch -> the `and`/`or` it is (one node per file, so
     # every walk records the same chain)
     bool_forms: dict[int, ast.BoolOp] = field(default_factory=dict)
@@ -319,25 +320,8 @@ class ModuleEnv:
     def _module_conventions(self) -> list[str]:
         """The comment blocks at the margin of the module level, outside every top-level statement and not right
         above one (those are about that statement), that name a group and None: a file's stated convention."""
-        text = self.ctx.source.text
-        first = text[: text.find("\n")] if text.startswith("#") else ""
-        if self._conventions is None and not any("None" in c and "group" in c for c in
-                                                 (first, *(m.group() for m in _MARGIN_COMMENT.finditer(text)))):
-            self._conventions = []  # (most files: no comment at the margin speaks of None and a group)
         if self._conventions is None:
-            lines = self.ctx.source.lines
-            inside = {n for stmt in self.ctx.source.tree.body
-                      for n in range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1)}
-            blocks: list[str] = []
-            block: list[str] = []
-            for number, line in enumerate(lines, 1):
-                if line.startswith("#") and number not in inside:
-                    block.append(line[1:].strip())
-                    continue
-                if block and line.strip() == "" and number not in inside:  # (a blank line ends it: not above)
-                    blocks.append(" ".join(block))
-                block = []
-            self._conventions = [b for b in blocks if "None" in b and "group" in b]
+            self._conventions = _margin_blocks(self.ctx.source)
         return self._conventions
 
     def _optional_attrs(self, klass: ClassInfo) -> set[str]:
@@ -383,6 +367,28 @@ class ModuleEnv:
         if key not in self._optional_getters:
             self._optional_getters[key] = self._optional_getter(function)
         return self._optional_getters[key]
+
+    def world_fallback_getter(self, function: FunctionInfo) -> bool:
+        """An in-file helper whose whole body returns its group or the world (`return g if g is not None else
+        dist.group.WORLD`, `return g or _get_default_group()`): what it hands back is never None, and None meant
+        the world."""
+        key = id(function.node)
+        if key not in self._world_fallbacks:
+            self._world_fallbacks[key] = self._world_fallback_getter(function)
+        return self._world_fallbacks[key]
+
+    def _world_fallback_getter(self, function: FunctionInfo) -> bool:
+        body = [s for s in after_docstring(function.node.body) if not isinstance(s, ast.Pass)]
+        if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+            return False
+        value, params = body[0].value, set(function.params)
+        if isinstance(value, ast.IfExp):  # `g if g is not None else WORLD`: the other branch is the parameter tested
+            tested, _ = presence(value.test)
+            world, other = (value.orelse, value.body) if self.ctx.is_world(value.orelse) else (value.body, value.orelse)
+            return isinstance(tested, ast.Name) and tested.id in params and self.ctx.is_world(world) and \
+                isinstance(other, ast.Name) and other.id == tested.id
+        return isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or) and len(value.values) == 2 and \
+            isinstance(value.values[0], ast.Name) and value.values[0].id in params and self.ctx.is_world(value.values[1])
 
     def _optional_getter(self, function: FunctionInfo) -> bool:
         body = [s for s in after_docstring(function.node.body) if not isinstance(s, (ast.Global, ast.Nonlocal, ast.Pass))]
@@ -862,6 +868,25 @@ def _singletons(env: ModuleEnv) -> dict[str, ClassInfo]:
             assignments(f.node.body, declared)
     return {name: env.class_by_name[next(iter(classes))] for name, classes in bound.items()
             if classes is not None and len(classes) == 1}
+
+
+def _margin_blocks(source: ParsedSource) -> list[str]:
+    """bot.analyze.env.ModuleEnv._module_conventions, read off the source."""
+    text = source.text
+    first = text[: text.find("\n")] if text.startswith("#") else ""
+    if not any("None" in c and "group" in c for c in (first, *(m.group() for m in _MARGIN_COMMENT.finditer(text)))):
+        return []  # (most files: no comment at the margin speaks of None and a group)
+    inside = {n for stmt in source.tree.body for n in range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1)}
+    blocks: list[str] = []
+    block: list[str] = []
+    for number, line in enumerate(source.lines, 1):
+        if line.startswith("#") and number not in inside:
+            block.append(line[1:].strip())
+            continue
+        if block and line.strip() == "" and number not in inside:  # (a blank line ends it: not above)
+            blocks.append(" ".join(block))
+        block = []
+    return [b for b in blocks if "None" in b and "group" in b]
 
 
 def _annotation_of(function: FunctionNode, param: str) -> ast.expr | None:

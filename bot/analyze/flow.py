@@ -25,7 +25,6 @@ from bot.analyze.context import GROUP_GETTER, Collective
 from bot.analyze.env import FunctionInfo, ModuleEnv
 from bot.analyze.names import dict_entry, dotted, indexed, leaf_name
 from bot.analyze.scan import GROUP_NAME
-from bot.analyze.source import after_docstring
 from bot.analyze.terms import (
     UNREACHABLE,
     Const,
@@ -42,7 +41,6 @@ from bot.analyze.terms import (
     join_null,
     mapping_get,
     none_test,
-    presence,
     size_compare,
     size_floor,
     size_match,
@@ -135,7 +133,7 @@ class CollectiveSite(NamedTuple):
     path: frozenset[tuple[int, bool]] = frozenset()
     # a world collective: the groups tested for None and for size on its path (exits on another dimension)
     tested_groups: tuple[tuple[str, Facts], ...] = ()
-    deferred: bool = False  # inside a lambda: it runs later, with what the lambda closes over
+    deferred: bool = False  # inside a lambda or a functools.partial: it runs later, with what that closes over
 
 
 class CallSite(NamedTuple):
@@ -150,7 +148,7 @@ class CallSite(NamedTuple):
     path: frozenset[tuple[int, bool]] = frozenset()
     statement: ast.stmt | None = None
     result_used: bool = True
-    deferred: bool = False  # inside a lambda
+    deferred: bool = False  # inside a lambda or a functools.partial
 
 
 @dataclass(frozen=True)
@@ -652,25 +650,9 @@ class Walker:
         if type(value) is ast.Call and (getter := self.env.callee(value, self.function)) is not None:
             if self.env.optional_getter(getter):
                 return Null.MAYBE, None, False  # `g = get_ring_group()`, a getter of a global None until set
-            if self._world_fallback_helper(getter):
+            if self.env.world_fallback_getter(getter):
                 return Null.NOT_NONE, None, True  # `g = _resolve_group(g)`: `return g if g is not None else WORLD`
         return Null.UNKNOWN, None, False
-
-    def _world_fallback_helper(self, function: FunctionInfo) -> bool:
-        """An in-file helper whose whole body returns its group or the world (`return g if g is not None else
-        dist.group.WORLD`, `return g or _get_default_group()`): what it hands back is never None, and None meant
-        the world."""
-        body = [s for s in after_docstring(function.node.body) if not isinstance(s, ast.Pass)]
-        if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
-            return False
-        value, params = body[0].value, set(function.params)
-        if isinstance(value, ast.IfExp):  # `g if g is not None else WORLD`: the other branch is the parameter tested
-            tested, _ = presence(value.test)
-            world, other = (value.orelse, value.body) if self.ctx.is_world(value.orelse) else (value.body, value.orelse)
-            return isinstance(tested, ast.Name) and tested.id in params and self.ctx.is_world(world) and \
-                isinstance(other, ast.Name) and other.id == tested.id
-        return isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or) and len(value.values) == 2 and \
-            isinstance(value.values[0], ast.Name) and value.values[0].id in params and self.ctx.is_world(value.values[1])
 
     def kill(self, s: State, text: str) -> None:
         prefix = text + "."

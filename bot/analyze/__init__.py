@@ -22,14 +22,13 @@ from bot.analyze.names import Names, package_of
 from bot.analyze.parallel import map_forked
 from bot.analyze.rules import MODULES, RULES, Reporter
 from bot.analyze.scan import (
+    CallSites,
     Words,
     calls_with_group,
     first_word_hit,
     group_sizes,
     imported_wrappers,
     led,
-    names_group,
-    word_before,
 )
 
 __all__ = ["RULES", "analyze_paths", "analyze_source"]  # the file walk and project root: bot.files
@@ -196,44 +195,21 @@ def _communicating_imports(names: Names, config: Config, text: str, helpers: Pro
     folder of the file's path that the import names first, wherever it sits (`pkg/`, `src/pkg/`, `python/pkg/`)."""
     folders = project_path.split("/")[:-1]
     collectives = frozenset(config.collectives)
+    calls: CallSites | None = None
     out = []
     for local, target in names.aliases.items():
         head = target.partition(".")[0]
         if head not in folders or "." not in target or is_wrapper(target, config):
             continue
         helpers.locate(head, "/".join(folders[: folders.index(head)]))
-        if (_called_with_group(text, f"{local}(", local) and helpers.communicates(target, collectives)) or \
-                (_called_with_group(text, f"{local}.apply(", local) and helpers.applies(target, collectives)):
+        calls = calls or CallSites(text)
+        if (calls.with_group(local) and helpers.communicates(target, collectives)) or \
+                (calls.with_group("apply", local) and helpers.applies(target, collectives)):
             out.append(local)
         # a module of the project, its functions called through it: `utils.sync_params(model, pg)`
-        out.extend(fn for fn in _functions_called_on(text, local)
-                   if _called_with_group(text, f"{local}.{fn}(", f"{local}.{fn}")
-                   and helpers.communicates(f"{target}.{fn}", collectives))
+        out.extend(fn for fn in sorted(calls.called_on(local))
+                   if calls.with_group(fn, local) and helpers.communicates(f"{target}.{fn}", collectives))
     return out
-
-
-def _functions_called_on(text: str, local: str) -> set[str]:
-    """Names called as attributes of ``local`` (`local.fn(`), ``local`` a whole word; not `apply`."""
-    found: set[str] = set()
-    head = f"{local}."
-    at = text.find(head)
-    while at >= 0:
-        m = _ATTRIBUTE_CALL.match(text, at + len(head))
-        if m is not None and not word_before(text, at) and m.group(1) != "apply":
-            found.add(m.group(1))
-        at = text.find(head, at + 1)
-    return found
-
-
-_ATTRIBUTE_CALL = re.compile(r"([A-Za-z_]\w*)[ \t]*\(")
-
-
-def _called_with_group(text: str, call: str, local: str) -> bool:
-    """Is ``call`` (`fn(` or `Fn.apply(`) in the text, as a whole word, with an argument named as a group?"""
-    at = text.find(call)
-    while at >= 0 and (word_before(text, at) or not names_group(text, at, frozenset((local,)))):
-        at = text.find(call, at + 1)
-    return at >= 0
 
 
 def _wrapper_functions(names: Names, config: Config) -> list[str]:

@@ -9,7 +9,7 @@ import bisect
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from bot.analyze.context import Context
 from bot.analyze.elsewhere import HelperSize, measures
@@ -20,6 +20,7 @@ from bot.analyze.source import ParsedSource, after_docstring, child_blocks
 from bot.analyze.terms import Null, Separate, is_none, mapping_get, none_test, presence, size_compare
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+_N = TypeVar("_N", bound=ast.AST)
 _COMMENT = re.compile(r"#(.*)$")
 # None documented as the world / default group ("If None, the default process group will be used").
 _WORLD_DOC = re.compile(
@@ -127,6 +128,7 @@ class ModuleEnv:
     bool_forms: dict[int, ast.BoolOp] = field(default_factory=dict)
     _parallel_attributes: dict[int, frozenset[str]] = field(default_factory=dict)  # class -> parallel_only_attribute
     _measured: dict[int, HelperSize | None] = field(default_factory=dict)  # id of a function node -> measured
+    _nodes: dict[tuple[int, type | tuple[type, ...]], list[Any]] = field(default_factory=dict)  # -> nodes
 
     @classmethod
     def of(cls, ctx: Context) -> ModuleEnv:
@@ -145,6 +147,15 @@ class ModuleEnv:
         if env.class_by_name:
             env.singletons = _singletons(env)
         return env
+
+    def nodes(self, root: ast.AST, kinds: type[_N] | tuple[type[_N], ...]) -> list[_N]:
+        """The nodes of ``kinds`` under ``root`` (itself included), in `ast.walk`'s order, listed once per root
+        and kinds: the verdicts ask the same function again for each key and path."""
+        memo = (id(root), kinds)
+        found = self._nodes.get(memo)
+        if found is None:
+            found = self._nodes[memo] = [n for n in ast.walk(root) if isinstance(n, kinds)]
+        return found
 
     def _index(self, body: list[ast.stmt], klass: ClassInfo | None, parent: FunctionInfo | None, prefix: str) -> None:
         for stmt in body:

@@ -112,6 +112,48 @@ class Words:
         return Words((*self.words, *other))
 
 
+class CallSites:
+    """Every call spelled `name(` or `owner.name(` in a text (the name a whole word), from one search of the
+    reversed text, where the pattern is led by the literal `(` (see the module doc): asking for each imported
+    name with `str.find` scanned a large file hundreds of times."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        # name -> (where the name starts, the name before its dot if any, whether blanks stand before the `(`)
+        self._at: dict[str, list[tuple[int, str | None, bool]]] = {}
+        self._on: dict[str, set[str]] = {}  # owner -> the names called on it
+        size = len(text)
+        # (the pattern's names are whole words: `\w+` takes all of one, and its owner's, going backwards)
+        for m in _CALL_REVERSED.finditer(text[::-1]):
+            name, owner = m.group(2)[::-1], m.group(3)
+            if owner:
+                owner = owner[::-1]
+                self._on.setdefault(owner, set()).add(name)
+            self._at.setdefault(name, []).append((size - m.end(2), owner or None, bool(m.group(1))))
+
+    def with_group(self, name: str, owner: str | None = None) -> bool:
+        """Is `name(` called (as `owner.name(` when ``owner`` is given) with an argument that names a group
+        (``names_group``)? No blanks before the `(`."""
+        text = self._text
+        for start, before, spaced in self._at.get(name, ()):
+            if spaced or (owner is not None and before != owner):
+                continue
+            at = start if owner is None else start - len(owner) - 1
+            # (names_group reads `Fn.apply(` as a call of `Fn`)
+            called = frozenset((name,)) if owner is None else frozenset((f"{owner}.{name}", owner))
+            if names_group(text, at, called):
+                return True
+        return False
+
+    def called_on(self, owner: str) -> set[str]:
+        """Names called as attributes of ``owner`` (`owner.fn(`, blanks allowed before the `(`), not `apply`."""
+        return self._on.get(owner, set()) - {"apply"}
+
+
+# `name(` and `owner.name(` read backwards: `(`, blanks, the name reversed, then `.` and the owner reversed
+_CALL_REVERSED = re.compile(r"\(([ \t]*)(\w+)(?:\.(\w+))?")
+
+
 _AS = re.compile(r"[ \t]+as\b")
 _CALLED = re.compile(r"[ \t]*\(")
 _BINDING = re.compile(r"[ \t]*(\w+)[ \t]*=(?!=)")  # `name = ` at the start of a line

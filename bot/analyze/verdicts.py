@@ -161,7 +161,7 @@ class Verdicts:
 def decide(module: ModuleFacts) -> Verdicts:
     v = Verdicts(module)
     # (a test whose `if` only raises, `if g is not None and g.size() != 1: raise ValueError(...)`, guards nothing)
-    pairs = [pair for chain in module.sites.chains.values() for pair in chain_pairs(chain) if not _only_raises(pair)]
+    pairs = [pair for chain in module.sites.chains.values() for pair in chain_pairs(chain) if not _only_raises(module, pair)]
     # A full test of a device mesh (not a process group) is a guard where its function communicates after it:
     # meshes also lay out local work (splitting a tensor by rank); a process group exists only to communicate.
     if any(_tests_mesh(p) for p in pairs):
@@ -358,7 +358,7 @@ def _size_only(v: Verdicts, site: CollectiveSite, f: Facts, world: set[str]) -> 
     for c in sorted(f.size, key=_pos):
         via = c.term.via if isinstance(c.term, SizeOf) else None
         # (a size that shapes data before its test counts on None being the world, unless the docs say it is absent)
-        if id(c.test) in v.both_ways or (via and "." not in via and _shapes_first(site.function, via, c.node)
+        if id(c.test) in v.both_ways or (via and "." not in via and _shapes_first(v.module, site.function, via, c.node)
                                          and not module.env.absent_documented(site.key, site.function)):
             continue
         (v.cached if via and _on_instance(module, via, site.function) else v.size_only).append((site, c))
@@ -380,14 +380,14 @@ def _on_instance(module: ModuleFacts, via: str, function: FunctionInfo | None) -
     return bool(dot) and (head == "self" or module.env.singleton(head, function) is not None)
 
 
-def _shapes_first(function: FunctionInfo | None, local: str, test: ast.AST) -> bool:
+def _shapes_first(module: ModuleFacts, function: FunctionInfo | None, local: str, test: ast.AST) -> bool:
     """The cached size shapes data before it is tested (`seqlen = shard * n`, `x.reshape(b, n, -1)`, then
     `if n > 1: all_to_all(...)`): those shapes are right only if `get_world_size(None)`, the world's size, is
     what None means here."""
     if function is None:
         return False
     line = getattr(test, "lineno", 0)
-    for node in ast.walk(function.node):
+    for node in module.env.nodes(function.node, (ast.BinOp, ast.Call)):
         if isinstance(node, ast.BinOp):
             operands: list[ast.expr] = [node.left, node.right]
         elif isinstance(node, ast.Call):
@@ -491,7 +491,7 @@ def _communicates_after(module: ModuleFacts, pair: Pair, communicating: set[int]
     function = pair.chain.function
     start = pair.chain.node.lineno
     source = module.ctx.source.lines
-    branch = _branch_of(function, pair.chain.node)
+    branch = _branch_of(module, function, pair.chain.node)
     outcome = not pair.negated  # the test's value on the side that communicates
 
     def distributes(node: ast.AST, first: int) -> bool:
@@ -512,10 +512,10 @@ def _communicates_after(module: ModuleFacts, pair: Pair, communicating: set[int]
     return distributes(function.node if function is not None else module.ctx.source.tree, start)
 
 
-def _only_raises(pair: Pair) -> bool:
+def _only_raises(module: ModuleFacts, pair: Pair) -> bool:
     """The pair's chain is the whole test of an `if` with no `else` whose body ends in `raise`: a check of the
     configuration (`if g is not None and g.size() != 1: raise ValueError(...)`), under which nothing communicates."""
-    branch = _branch_of(pair.chain.function, pair.chain.node)
+    branch = _branch_of(module, pair.chain.function, pair.chain.node)
     return branch is not None and not branch.orelse and isinstance(branch.body[-1], ast.Raise)
 
 
@@ -525,11 +525,11 @@ def _on_world(module: ModuleFacts, site: CollectiveSite) -> bool:
     return site.key is None if group is None else is_none(group) or module.ctx.is_world(group)
 
 
-def _branch_of(function: FunctionInfo | None, test: ast.expr) -> ast.If | None:
+def _branch_of(module: ModuleFacts, function: FunctionInfo | None, test: ast.expr) -> ast.If | None:
     """The `if` statement whose whole test ``test`` is, in the function."""
     if function is None:
         return None
-    return next((n for n in ast.walk(function.node) if isinstance(n, ast.If) and n.test is test), None)
+    return next((n for n in module.env.nodes(function.node, ast.If) if n.test is test), None)
 
 def _communicating(module: ModuleFacts) -> set[int]:
     return {id(h.node) for s in module.sites.collectives.values() if (h := _helper(module, s)) is not None}
@@ -752,7 +752,7 @@ def _world_counted_when_none(module: ModuleFacts, function: FunctionInfo) -> Ite
     expressions, statements = _IFEXP.search(text) is not None, "get_world_size()" in text
     if not (expressions or statements):
         return  # nothing to look for (most functions: the walk was a tenth of the verdicts)
-    for node in ast.walk(function.node):
+    for node in module.env.nodes(function.node, (ast.If, ast.IfExp)):
         if statements and isinstance(node, ast.If) and (test := none_test(node.test)) is not None \
                 and (key := dotted(test.target)) is not None:
             # `if g is None: return list(range(dist.get_world_size()))`: what None stands for is the world
@@ -782,7 +782,7 @@ def _holds_world_size(module: ModuleFacts, function: FunctionInfo, name: str) ->
     held = module.world_sized.get(id(scope))
     if held is None:  # one walk per scope (a class can be most of the file), whatever names are asked
         held = module.world_sized[id(scope)] = frozenset(
-            text for n in ast.walk(scope) if isinstance(n, ast.Assign) and module.ctx.is_world_size(n.value)
+            text for n in module.env.nodes(scope, ast.Assign) if module.ctx.is_world_size(n.value)
             for t in n.targets if (text := dotted(t)) is not None)
     return name in held
 
@@ -811,7 +811,7 @@ def _evidence(module: ModuleFacts, key: str, function: FunctionInfo | None, abse
     leaf = leaf_name(key)
     owners = absent.get(leaf, set())
     mine = _owner(module, key, function)
-    if use is not None and _holder_state_decides(key, use):
+    if use is not None and _holder_state_decides(module, key, use):
         return None
     if module.env.absent_documented(key, function):
         return Confidence.HIGH, (f"the docs or a comment say `{leaf}=None` means the dimension is absent",)
@@ -829,14 +829,14 @@ def _evidence(module: ModuleFacts, key: str, function: FunctionInfo | None, abse
     return None
 
 
-def _holder_state_decides(key: str, use: Use) -> bool:
+def _holder_state_decides(module: ModuleFacts, key: str, use: Use) -> bool:
     """A group held by another object (`comm.gather_pg`, `self.cfg.ep_group`) reached only past a test of that
     object's state (`if comm.direction is FAN_IN:`): the object sets the group for the states that use it, so
     its None is not the absent dimension here."""
     holder = key.rpartition(".")[0]
     if not holder or holder in ("self", "cls") or use.function is None:
         return False
-    return any(dotted(n) == holder for test, _ in _path_tests(use.function, use.path) for n in ast.walk(test)
+    return any(dotted(n) == holder for test, _ in _path_tests(module, use.function, use.path) for n in ast.walk(test)
                if isinstance(n, (ast.Name, ast.Attribute)))
 
 
@@ -865,17 +865,17 @@ def _none_unless(module: ModuleFacts, function: FunctionInfo | None, key: str, u
     if "." in key:
         return False
     value = _sets_none_unless(module, function, key)
-    return value is not None and (use is None or not _on_the_groups_side(use, value))
+    return value is not None and (use is None or not _on_the_groups_side(module, use, value))
 
 
-def _on_the_groups_side(use: Use, value: ast.IfExp) -> bool:
+def _on_the_groups_side(module: ModuleFacts, use: Use, value: ast.IfExp) -> bool:
     """Does the collective run only where the condition that chose the group holds (`pg = g if on else None`,
     then `if on: all_reduce(t, group=pg)`)? Then its None never reaches it."""
     if use.function is None or not use.path:
         return False
     picks = not is_none(value.body)  # the condition's value that picks the group
     wanted = ast.dump(value.test)
-    for test, outcome in _path_tests(use.function, use.path):
+    for test, outcome in _path_tests(module, use.function, use.path):
         read = without_not(test)
         if ast.dump(read) == wanted and (outcome if read is test else not outcome) == picks:
             return True
@@ -885,7 +885,7 @@ def _on_the_groups_side(use: Use, value: ast.IfExp) -> bool:
 def _reads_own_state(module: ModuleFacts, use: Use) -> bool:
     """Does a test on the path to the use read the object's state (`self.x`, `self.ready()`), or is its method
     called in the file only where one does (`if self._sync: self._reduce_buffers()`)?"""
-    return use.function is not None and (_path_reads_self(use.function, use.path)
+    return use.function is not None and (_path_reads_self(module, use.function, use.path)
                                          or _called_under_own_state(module, use.function, _MAX_HELPER_DEPTH))
 
 
@@ -901,7 +901,7 @@ def _flag_follows(module: ModuleFacts, site: CollectiveSite) -> bool:
     if klass is None:
         return False
     assigned = module.env.assigned_values(klass)
-    for test, outcome in _path_tests(site.function, site.path):
+    for test, outcome in _path_tests(module, site.function, site.path):
         read = without_not(test)
         truthy = outcome if read is test else not outcome  # the flag's value where the collective runs
         flag = dotted(read) if isinstance(read, ast.Attribute) else None
@@ -927,19 +927,19 @@ def _set_together(groups: list[tuple[FunctionInfo, ast.expr]], flags: list[tuple
     return True
 
 
-def _path_reads_self(function: FunctionInfo, path: frozenset[tuple[int, bool]]) -> bool:
+def _path_reads_self(module: ModuleFacts, function: FunctionInfo, path: frozenset[tuple[int, bool]]) -> bool:
     return any(isinstance(n, ast.Name) and n.id in ("self", "cls")
-               for test, _ in _path_tests(function, path) for n in ast.walk(test))
+               for test, _ in _path_tests(module, function, path) for n in ast.walk(test))
 
 
-def _path_tests(function: FunctionInfo, path: frozenset[tuple[int, bool]]) -> Iterator[tuple[ast.expr, bool]]:
+def _path_tests(module: ModuleFacts, function: FunctionInfo, path: frozenset[tuple[int, bool]]) -> Iterator[tuple[ast.expr, bool]]:
     """The branch tests on a path through the function (the flow keeps their ids), with the outcome taken."""
     if not path:
         return
     outcomes = dict(path)
-    for node in ast.walk(function.node):
+    for node in module.env.nodes(function.node, ast.expr):
         outcome = outcomes.get(id(node))
-        if outcome is not None and isinstance(node, ast.expr):
+        if outcome is not None:
             yield node, outcome
 
 
@@ -948,7 +948,7 @@ def _called_under_own_state(module: ModuleFacts, function: FunctionInfo, depth: 
     there or in its own callers (``depth`` hops)."""
     calls = [c for c in module.sites.calls.values() if c.callee.node is function.node]
     return depth > 0 and bool(calls) and all(
-        c.function is not None and (_path_reads_self(c.function, c.path)
+        c.function is not None and (_path_reads_self(module, c.function, c.path)
                                     or _called_under_own_state(module, c.function, depth - 1)) for c in calls)
 
 
@@ -959,13 +959,14 @@ def _refills(module: ModuleFacts, function: FunctionInfo, key: str) -> bool:
         return False
     setters = {f.node.name for c in module.env.mro(klass) for f, _ in module.env.assigned_values(c).get(key, [])}
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in setters
-               and isinstance(n.func.value, ast.Name) and n.func.value.id == "self" for n in ast.walk(function.node))
+               and isinstance(n.func.value, ast.Name) and n.func.value.id == "self"
+               for n in module.env.nodes(function.node, ast.Call))
 
 
 def _sets_none_unless(module: ModuleFacts, function: FunctionInfo, key: str) -> ast.IfExp | None:
     """The group-or-None value the function gives ``key`` by a condition (an if/else statement read as the
     conditional expression it is), if any."""
-    for node in ast.walk(function.node):
+    for node in module.env.nodes(function.node, (ast.Assign, ast.If)):
         value: ast.IfExp | None = None
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.IfExp) \
                 and any(dotted(t) == key for t in node.targets):

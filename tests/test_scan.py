@@ -104,3 +104,28 @@ def test_global_statements_start_a_line() -> None:
 
     text = "def f():\n    global LAYOUT, other\n    x = 'a global value'\n    # global tp\n"
     assert [(text[o:o + 6], names) for o, names in global_statements(text)] == [("global", ["LAYOUT", "other"])]
+
+
+def test_call_sites_find_calls_with_a_group_by_name_and_owner() -> None:
+    from bot.analyze.scan import CallSites
+
+    text = (
+        "sync_params(model, tp_group)\n"
+        "other.sync_params(x, pg)\n"          # a call through another object counts as `sync_params(` does
+        "resync_params(model, tp_group)\n"    # a longer name is another name
+        "utils.gather_all (t, group=g)\n"     # blanks before `(`: a call on `utils`, but not spelled `fn(`
+        "utils.reduce_all(t, group=g)\n"
+        "Fn.apply(x, self.ep_group)\n"
+        "xutils.scatter_all(t, g)\n"          # owner `xutils`, not `utils`
+        "plain(t, 1)\n"
+    )
+    calls = CallSites(text)
+    assert calls.with_group("sync_params")
+    assert not CallSites("resync_params(model, tp_group)\n").with_group("sync_params")  # a longer name
+    assert calls.with_group("reduce_all", "utils")
+    assert not calls.with_group("gather_all", "utils")  # spelled with a blank
+    assert calls.with_group("apply", "Fn")
+    assert not calls.with_group("plain")  # called, but with no group
+    assert calls.called_on("utils") == {"gather_all", "reduce_all"}
+    assert calls.called_on("Fn") == set()  # `apply` runs the Function, it names no function of a module
+    assert calls.called_on("xutils") == {"scatter_all"}

@@ -78,6 +78,9 @@ class Context:
     def __post_init__(self) -> None:
         self._modules = tuple(self.config.comm_modules)
         self._sizes = frozenset(self.config.size_functions or ("get_world_size",))
+        c = self.config  # the predicate's two spellings (`pg_utils.is_parallel` imported from its package or not)
+        self._predicates = frozenset((f"{c.predicate_module}.{c.predicate_name}.{c.predicate_function}",
+                                      f"{c.predicate_name}.{c.predicate_function}"))
 
     @functools.cached_property
     def asks_ranks(self) -> bool:
@@ -242,12 +245,7 @@ class Context:
         return arg if isinstance(arg, (ast.Name, ast.Attribute)) else None
 
     def is_predicate(self, call: ast.Call) -> bool:
-        qualified = self.names.qualify(call.func)
-        c = self.config
-        return qualified in {
-            f"{c.predicate_module}.{c.predicate_name}.{c.predicate_function}",
-            f"{c.predicate_name}.{c.predicate_function}",
-        }
+        return self.names.qualify(call.func) in self._predicates
 
     def predicate_named(self, call: ast.Call) -> bool:
         """An imported function named as the predicate (`from mytrain.dist import is_parallel`) that is not it:

@@ -129,6 +129,8 @@ class ModuleEnv:
     _parallel_attributes: dict[int, frozenset[str]] = field(default_factory=dict)  # class -> parallel_only_attribute
     _measured: dict[int, HelperSize | None] = field(default_factory=dict)  # id of a function node -> measured
     _nodes: dict[tuple[int, type | tuple[type, ...]], list[Any]] = field(default_factory=dict)  # -> nodes
+    _comments_about: dict[tuple[int, str], list[str]] = field(default_factory=dict)  # (node, leaf) -> comments
+    _holding: dict[str, list[int]] = field(default_factory=dict)  # word -> the lines that hold it
 
     @classmethod
     def of(cls, ctx: Context) -> ModuleEnv:
@@ -628,14 +630,21 @@ class ModuleEnv:
         yield from _mentions(ast.get_docstring(held.node, clean=False) or "", leaf)
         yield from self._node_comments(held.node, leaf)
 
-    def _node_comments(self, node: ast.AST, leaf: str) -> Iterator[str]:
+    def _node_comments(self, node: ast.AST, leaf: str) -> list[str]:
+        memo = (id(node), leaf)  # (asked again for each use of the group, of the whole class)
+        found = self._comments_about.get(memo)
+        if found is None:
+            found = self._comments_about[memo] = list(self._read_node_comments(node, leaf))
+        return found
+
+    def _read_node_comments(self, node: ast.AST, leaf: str) -> Iterator[str]:
         start, end = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
         lines = self.ctx.source.lines
         named, sets = re.compile(rf"\b{re.escape(leaf)}\b"), re.compile(rf"\b{re.escape(leaf)}\s*(?::[^=]*)?=(?!=)")
-        for i in range(start - 1, min(end, len(lines))):
+        holding = self._lines_holding(leaf)  # (1-based: a large class is read for each group, most lines lack it)
+        for number in holding[bisect.bisect_left(holding, start) : bisect.bisect_right(holding, end)]:
+            i = number - 1
             line = lines[i]
-            if leaf not in line:  # most lines, in C: a large class is read for each group
-                continue
             match = _COMMENT.search(line) if "#" in line else None
             code = line if match is None else line[: match.start()]
             setting = sets.search(code)
@@ -645,6 +654,17 @@ class ModuleEnv:
                 yield _about_none(match.group(1), to_none)
             if setting:
                 yield from (_about_none(c, to_none) for c in _comments_above(lines, i, start - 1))
+
+    def _lines_holding(self, word: str) -> list[int]:
+        """The sorted 1-based lines whose text holds ``word``, from string searches of the whole text."""
+        found = self._holding.get(word)
+        if found is None:
+            text, offsets, at = self.ctx.source.text, [], self.ctx.source.text.find(word)
+            while at >= 0:
+                offsets.append(at)
+                at = text.find(word, at + 1)
+            found = self._holding[word] = self.ctx.source.lines_at(offsets)
+        return found
 
     def _docs(self, function: FunctionInfo | None) -> Iterator[str]:
         """The docstrings that document the function's names: its own and its enclosing functions', then its

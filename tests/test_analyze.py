@@ -633,13 +633,16 @@ def test_the_prefilter_keeps_a_file_whose_only_signs_are_a_groups_size_or_a_wrap
     wrapper_only = kept.replace("sp_group is None or sp_group.size() == 1", "sp_group is None")
     assert prefilter.wanted(wrapper_only)  # a wrapper named for a collective, called with a group
     assert [f.code for f in analyze_source("pkg/seq.py", wrapper_only, CONFIG).findings] == ["PG103"]
-    assert not prefilter.wanted(wrapper_only.replace("gather_seq", "shift_seq"))  # neither sign: nothing to find
+    # a None test of the group before an imported function handed it: read (the function may communicate on it)
+    shifted = wrapper_only.replace("gather_seq", "shift_seq")
+    assert prefilter.wanted(shifted)
+    assert not prefilter.wanted(shifted.replace("    if sp_group is None:\n        return x\n", ""))  # no sign left
     # no comm module named: a layer that communicates only through its project's helpers is still read ...
     assert prefilter.wanted(kept.replace("import torch.distributed as dist\n", ""))
     assert prefilter.wanted("from pkg.dist import utils as du\ndef f(t, group=None):\n    du.broadcast(t, 0, group)\n")
-    # ... but not one that neither sizes a group nor calls a collective-named function with one
-    assert not prefilter.wanted(wrapper_only.replace("import torch.distributed as dist\n", "")
-                                .replace("gather_seq", "shift_seq"))
+    # ... but not one that neither sizes a group, None-tests one, nor calls a collective-named function with one
+    assert not prefilter.wanted(shifted.replace("import torch.distributed as dist\n", "")
+                                .replace("    if sp_group is None:\n        return x\n", ""))
     assert not prefilter.wanted("import numpy as np\ndef f(t, idx):\n    return t.size(), np.take(t, idx)\n")
 
 
@@ -704,3 +707,53 @@ def test_a_type_test_of_a_process_group_is_told_from_other_classes(test: str, is
     call = ast.parse(test, mode="eval").body
     assert isinstance(call, ast.Call)
     assert is_group_type_test(call) is is_group
+
+
+def test_a_walrus_binding_a_group_attribute_is_one_check_of_that_group() -> None:
+    source = ("import torch.distributed as dist\n\nclass Attn:\n    def finish(self, grad):\n"
+              "        if self.single and (group := self.dim.group):\n"
+              "            dist.all_reduce(grad, group=group)\n")
+    found = analyze_source("attn.py", source, CONFIG).findings
+    assert [(f.code, f.span.line, f.span.col) for f in found] == [("PG103", 5, 28)]
+
+
+@pytest.mark.parametrize("receiver", ["group", "self.tp_group"])
+def test_c10d_spellings_of_a_groups_own_collectives_are_collectives(receiver: str) -> None:
+    # `group.broadcast([t], opts)` (a list of tensors: c10d's signature, not a coordinator's) and the private
+    # `_allgather_base` / `_reduce_scatter_base` that projects call to skip torch's wrappers
+    source = (f"def sync(self, t, out, group=None):\n    if {receiver} is not None:\n"
+              f"        {receiver}.broadcast([t], None)\n    if {receiver} is not None:\n"
+              f"        {receiver}._allgather_base(out, t, None)\n    if {receiver} is not None:\n"
+              f"        {receiver}._reduce_scatter_base(out, t, None)\n")
+    found = analyze_source("sync.py", "import torch.distributed\n" + source, CONFIG).findings
+    assert [(f.code, f.span.line) for f in found] == [("PG103", 3), ("PG103", 5), ("PG103", 7)]
+    # a coordinator's broadcast takes the tensor itself: not a process group's collective
+    coordinator = source.replace("broadcast([t], None)", "broadcast(t, 0)")
+    found = analyze_source("sync.py", "import torch.distributed\n" + coordinator, CONFIG).findings
+    assert [f.span.line for f in found] == [5, 7]
+
+
+def test_pep_695_syntax_is_read_on_an_older_python() -> None:
+    source = ("import torch.distributed as dist\n\ntype Pair[T] = tuple[T, T]\n\n"
+              "class Block[C: dict[str, int]](Base[C]):\n    def reduce[T](self, t: T, group=None) -> T:\n"
+              "        if group is not None:\n            dist.all_reduce(t, group=group)\n        return t\n")
+    result = analyze_source("block.py", source, CONFIG)
+    assert result.error is None
+    assert [(f.code, f.span.line, f.span.col) for f in result.findings] == [("PG103", 7, 11)]
+    # and the fixer (LibCST reads PEP 695 itself) rewrites it, the generics kept
+    from bot.fix import fix_source
+
+    fixed = fix_source(source, result.findings, CONFIG, unsafe=True)
+    assert [f.code for f in fixed.applied] == ["PG103"]
+    assert "class Block[C: dict[str, int]](Base[C]):" in fixed.source
+    assert "if pg_utils.is_parallel(group):" in fixed.source
+
+
+def test_without_type_parameters_keeps_every_other_character_in_place() -> None:
+    from bot.analyze.source import without_type_parameters
+
+    source = "class A[T](B[T]):\n    x: type = type(3)\ntype X = int\ntype = 5\nif x:\n    type Y[K] = list[K]\n"
+    bare = without_type_parameters(source)
+    assert bare == "class A   (B[T]):\n    x: type = type(3)\n_:   X = int\ntype = 5\nif x:\n    _:   Y    = list[K]\n"
+    assert without_type_parameters("x = 1\ntype(x)\n") is None  # nothing to change
+    assert without_type_parameters("x = (\n") is None  # does not tokenize

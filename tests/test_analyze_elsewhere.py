@@ -396,3 +396,21 @@ def test_a_none_test_before_a_helper_elsewhere_that_tests_the_size_says_the_size
     assert "the size is tested only further down" in found[0].message
     assert "a single-rank or non-member group still runs it" in found[1].message
     assert helpers.tests_size("pkg.loss.utils.sp_gather") and not helpers.tests_size("pkg.loss.utils.sp_all_gather")
+
+
+def test_a_none_test_before_a_project_helper_keeps_a_file_that_names_no_comm_module() -> None:
+    # Fast-LLM's layers import no torch.distributed: `check_match` (its own file) gathers on the group through the
+    # group's c10d method `_allgather_base`; the file that None-tests the group before handing it over is read
+    comm = ("import torch\n\ndef gather_into(out, t, group):\n    assert group is not None\n"
+            "    group._allgather_base(out, t, None)\n\n"
+            "def check_match(t, group, name):\n    out = t.new_empty((group.size(),) + t.shape)\n"
+            "    gather_into(out, t.unsqueeze(0), group)\n")
+    layer = ("from pkg.core.comm import check_match\n\nclass Stage:\n    def log(self, out):\n"
+             "        if self.debug and self.dist.tensor_group is not None:\n"
+             "            check_match(out, self.dist.tensor_group, 'fw')\n")
+    helpers = _helpers({"pkg/core/comm.py": comm})
+    found = analyze_source("pkg/stage.py", layer, CONFIG, project_path="pkg/stage.py", helpers=helpers).findings
+    assert [(f.code, f.span.line) for f in found] == [("PG103", 5)]
+    # the same file with no None test before the call is not worth a parse: nothing there can be reported
+    plain = layer.replace("self.debug and self.dist.tensor_group is not None", "self.debug")
+    assert analyze_source("pkg/stage.py", plain, CONFIG, project_path="pkg/stage.py", helpers=helpers).findings == []

@@ -27,6 +27,7 @@ from bot.analyze.scan import (
     calls_with_group,
     first_word_hit,
     group_sizes,
+    imported_names,
     imported_wrappers,
     led,
 )
@@ -74,7 +75,7 @@ class _Prefilter:
         # (`pg.allreduce(x)`: a group's own collective, bot.analyze.group_methods)
         self._needs = [led(r"get_world_size\(\s*[^)\s]"), led(r"\.contiguous\(\)"), led(r"get_world_size\s+as\b"),
                        led(r"\.all(?:reduce|gather|toall)\w*\("), led(r"pg\.(?:broadcast|barrier|reduce)"),
-                       led(r"group\.(?:broadcast|barrier|reduce)")]
+                       led(r"group\.(?:broadcast|barrier|reduce)"), led(r"\._(?:allgather|reduce_scatter)_base\(")]
         self._needs_words = [led(r"group\s*="), led(rf"{fn}\s*\("), led(rf"{fn}\s+as\b"), led(r"barrier\(\s*\w")]
         # a group passed positionally: a collective called with three or more arguments (last: the only
         # pattern that is not literal-led, reached only by files that passed every other test)
@@ -106,7 +107,10 @@ class _Prefilter:
         wrapped = _MAY_IMPORT_WRAPPER.search(data) is not None
         # `distributed_utils.broadcast(t, 0, group)`: a module's function named as a collective
         named = any(call in data for call in _MODULE_CALLS)
-        if not (sized or wrapped or named):
+        # `if tp_group is not None: check_parallel_match(x, tp_group)`: a group's None test before an imported
+        # helper handed the group, which may communicate on it (read in its own file, bot.analyze.elsewhere)
+        tested = any(_GROUP_END.search(data, max(0, m.start() - 40), m.start()) for m in _NONE_TEST.finditer(data))
+        if not (sized or wrapped or named or tested):
             return False
         text = data.decode("utf-8", "replace")
         if sized and group_sizes(text):
@@ -114,7 +118,10 @@ class _Prefilter:
         if named and calls_with_group(text, self.words):
             return True
         wrappers = imported_wrappers(text) if wrapped else []
-        return bool(wrappers) and bool(calls_with_group(text, Words(wrappers)))
+        if wrappers and calls_with_group(text, Words(wrappers)):
+            return True
+        imported = imported_names(text) if tested else []
+        return bool(imported) and bool(calls_with_group(text, Words(imported)))
 
 
 _PREFILTERS: dict[tuple[object, ...], _Prefilter] = {}
@@ -122,6 +129,8 @@ _WORD = re.compile(r"\w+")
 # (the collectives' own names only: `.gather(` and `.reduce(` are mostly tensors' and functools')
 _MODULE_CALLS = (b".all_", b".broadcast", b".reduce_scatter")  # `.all_` finds all_reduce, all_gather, all_to_all
 # an import naming something that may be a collective's wrapper (bot.analyze.scan.WRAPPER_NAME says for sure)
+_NONE_TEST = re.compile(rb" is (?:not )?None\b")  # (literal-led; what it tests is read right before it)
+_GROUP_END = re.compile(rb"(?:group|_pg|grp)\Z")
 _MAY_IMPORT_WRAPPER = re.compile(
     rb"import\b(?:[ \t]*\([^)]*?|[^\n]*?)(?:[Rr]educe|[Gg]ather|[Ss]catter|[Bb]roadcast|[Tt]o_?[Aa]ll)")
 

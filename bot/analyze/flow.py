@@ -921,15 +921,20 @@ class Walker:
         if isinstance(test, ast.IfExp) and (form := self._bool_form(test)) is not None:
             return self.assume(s, form, value, whole, negated)
         if isinstance(test, ast.NamedExpr):
-            s = self.assume(s, test.value, value, whole, negated)
-            s = s.copy()
-            self.assign(s, test.target, test.value)
-            key = self.canon(test.target, s)
+            bound = s.copy()
+            self.assign(bound, test.target, test.value)
+            key = self.canon(test.target, bound)
             if key is not None and self.is_group(key) and not isinstance(test.value, (ast.Compare, ast.BoolOp)):
                 # `if (g := groups.get("replica")):` tests the group it binds; the check is the whole walrus, which
-                # no rewrite replaces
-                return self._none(s, test.target, value, Check(test, whole, negated, "none"),
+                # no rewrite replaces. A group read by its name (`(g := self.dim.group)`) is the one bound: its own
+                # test would be a second check of one group
+                if not isinstance(test.value, (ast.Name, ast.Attribute)):
+                    bound = self.assume(s, test.value, value, whole, negated).copy()
+                    self.assign(bound, test.target, test.value)
+                return self._none(bound, test.target, value, Check(test, whole, negated, "none"),
                                   NoneTest(test.target, is_none=False))
+            s = self.assume(s, test.value, value, whole, negated).copy()
+            self.assign(s, test.target, test.value)
             return s
         if type(test) is ast.Compare and type(test.left) is ast.NamedExpr:
             s = s.copy()  # `(pg := groups.get(k)) is not None`: bound first, then tested by its name

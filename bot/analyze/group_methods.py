@@ -10,9 +10,10 @@ from bot.analyze.scan import PROCESS_GROUP_NAME
 # Spelled without the underscore, they are no other object's: any group-named receiver.
 GROUP_METHODS = frozenset({"allreduce", "allreduce_coalesced", "allgather", "allgather_coalesced",
                            "allgather_into_tensor_coalesced", "alltoall", "alltoall_base",
-                           "reduce_scatter_tensor_coalesced"})
+                           "reduce_scatter_tensor_coalesced", "_allgather_base", "_reduce_scatter_base"})
 # Spelled like the module's functions, they are also a coordinator's (vLLM's `tp_group.broadcast(...)`, which is
-# no process group): only on a receiver named as a process group itself (`pg`, `process_group`).
+# no process group): only on a receiver named as a process group itself (`pg`, `process_group`), or called as c10d
+# calls them, on a list of tensors (`group.broadcast([t], opts)`; a coordinator takes the tensor).
 _SHARED = frozenset({"broadcast", "barrier", "reduce_scatter", "reduce"})
 _PG_RECEIVER = re.compile(r"(^|_)pg(_|$)|process_?group", re.I)
 
@@ -26,5 +27,7 @@ def method_receiver(call: ast.Call) -> ast.Name | ast.Attribute | None:
         return None
     receiver = func.value
     leaf = receiver.attr if isinstance(receiver, ast.Attribute) else receiver.id
-    named = PROCESS_GROUP_NAME if func.attr in GROUP_METHODS else _PG_RECEIVER
-    return receiver if named.search(leaf) else None
+    if func.attr in GROUP_METHODS:
+        return receiver if PROCESS_GROUP_NAME.search(leaf) else None
+    c10d = bool(call.args) and isinstance(call.args[0], ast.List) and PROCESS_GROUP_NAME.search(leaf) is not None
+    return receiver if c10d or _PG_RECEIVER.search(leaf) else None

@@ -251,13 +251,23 @@ def imported_wrappers(text: str) -> list[str]:
     parse, so that the lines calling them are hot when functions are left out (bot.analyze.slicing). A
     superset of what the parsed imports give (bot.analyze.names): it may keep a function too many, never one
     too few."""
-    found = set()
+    return sorted({local for name, local in _imported(text) if WRAPPER_NAME.search(name) and not name.isupper()})
+
+
+def imported_names(text: str) -> list[str]:
+    """Every plain name an import binds, read off the text as ``imported_wrappers`` reads them."""
+    return sorted({local for _, local in _imported(text)})
+
+
+def _imported(text: str) -> Iterator[tuple[str, str]]:
+    """(the name imported, the local it is bound to) of each `import a`, `from m import a as b, c`."""
     for m in _IMPORTED.finditer(text):
         if word_before(text, m.start()):
             continue
         for part in m.group(1).strip("()").split(","):
             words = part.replace("\\", " ").split()  # `name` or `name as local`: named for what it is
-            if words and "." not in words[0] and WRAPPER_NAME.search(words[0]) and not words[0].isupper():
-                found.add(words[-1])
-    return sorted(found)
+            if words and "." not in words[0]:
+                yield words[0], words[-1]
+
+
 _ONE_ARGUMENT = re.compile(r"[ \t]*(?:group[ \t]*=[ \t]*)?[A-Za-z_][\w.]*[ \t]*[,)]")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 
+from bot.analyze.source import parse_module
 from bot.config import Config
 from bot.fix import FixResult
 from bot.fix.codemod import apply
@@ -37,7 +38,7 @@ def _size_imports(source: str, config: Config) -> list[tuple[str, str]]:
     """`from <comm module> import get_world_size` at top level: dropped if the rewrites leave it unused."""
     return [
         (node.module, alias.name)
-        for node in ast.parse(source).body
+        for node in parse_module(source).body
         if isinstance(node, ast.ImportFrom) and node.module in config.comm_modules
         for alias in node.names
         if alias.name == "get_world_size" and alias.asname is None
@@ -82,7 +83,7 @@ def _fix_source(source: str, findings: list[Finding], config: Config, unsafe: bo
     if not chosen:
         return FixResult(source, [], refused)
     try:
-        ast.parse(outcome.code)
+        parse_module(outcome.code)
     except SyntaxError as exc:  # a bug in a rewrite: never hand back code that does not parse
         reason = f"internal error: the rewritten file does not parse (line {exc.lineno}: {exc.msg}); nothing applied"
         return FixResult(source, [], refused + [(p.finding, reason) for p in chosen])

@@ -16,7 +16,7 @@ from typing import TypeVar
 
 from bot.analyze.names import dotted, package_of
 from bot.analyze.returns import returned_test
-from bot.analyze.source import child_blocks
+from bot.analyze.source import child_blocks, parse_module
 from bot.analyze.terms import bool_form
 from bot.config import Config
 from bot.fix.equivalence import STATES, Comparison, Unprovable, Vocabulary, compare, parse_expr, snippet
@@ -240,7 +240,7 @@ def _where(span: Span) -> str:
 
 
 def make_context(source: str, lines: list[str], config: Config, path: str | None = None) -> Context:
-    tree = ast.parse(source)
+    tree = parse_module(source)
     vocabulary = Vocabulary.of(tree, config, package_of(path) if path else None)
     return Context(source, lines, config, tree, vocabulary)
 

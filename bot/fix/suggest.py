@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
+from bot.analyze.source import parse_module
 from bot.config import Config
 from bot.fix import Suggestion
 from bot.fix.codemod import apply, parse
@@ -77,7 +78,7 @@ class Prepared:
         return self._import
 
     def imports_predicate(self) -> bool:
-        tree = self.context.tree if isinstance(self.context, Context) else ast.parse(self.source)
+        tree = self.context.tree if isinstance(self.context, Context) else parse_module(self.source)
         return _imports_predicate(tree, self.config)
 
 
@@ -218,7 +219,7 @@ def fix_edits(finding: Finding, prepared: Prepared) -> tuple[list[LineEdit], Pla
         edits = _line_edits(prepared.lines, split_lines(outcome.code))
         if p.needs_import:  # the same import for every finding of the file: made once (a whole-tree pass)
             edits = sorted([*prepared.import_edits(), *edits])
-        ast.parse(_edited(prepared.lines, edits))  # never hand out a rewrite that does not parse
+        parse_module(_edited(prepared.lines, edits))  # never hand out a rewrite that does not parse
     except Exception:  # a rewrite bug costs this fix, not the report
         return None
     return edits, p

@@ -23,6 +23,20 @@ RULE = Rule(
     fix="`pg_utils.is_parallel(g)` (`not pg_utils.is_parallel(g)` in an early exit).",
     fix_safety="Needs `--unsafe-fixes`: it skips single-rank and non-member groups, which is the point.",
     invalid=(
+        Invalid(  # c10d's own spelling of a group's collective: a list of tensors and options
+            "import torch.distributed as dist\n"
+            "def stamp(t, group=None):\n"
+            "    if group is not None:\n"
+            "        group.broadcast([t], dist.BroadcastOptions())\n",
+            flagged="group is not None",
+            fixed="import torch.distributed as dist\n"
+            "from deepspeed.comm import pg_utils\n"
+            "\n"
+            "def stamp(t, group=None):\n"
+            "    if pg_utils.is_parallel(group):\n"
+            "        group.broadcast([t], dist.BroadcastOptions())\n",
+            unsafe=True,
+        ),
         Invalid(  # a lambda's default binds the group where the hook is made
             "import torch.distributed as dist\n"
             "def attach(ties):\n"

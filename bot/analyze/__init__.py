@@ -128,9 +128,9 @@ _PREFILTERS: dict[tuple[object, ...], _Prefilter] = {}
 _WORD = re.compile(r"\w+")
 # (the collectives' own names only: `.gather(` and `.reduce(` are mostly tensors' and functools')
 _MODULE_CALLS = (b".all_", b".broadcast", b".reduce_scatter")  # `.all_` finds all_reduce, all_gather, all_to_all
-# an import naming something that may be a collective's wrapper (bot.analyze.scan.WRAPPER_NAME says for sure)
 _NONE_TEST = re.compile(rb" is (?:not )?None\b")  # (literal-led; what it tests is read right before it)
 _GROUP_END = re.compile(rb"(?:group|_pg|grp)\Z")
+# an import naming something that may be a collective's wrapper (bot.analyze.scan.WRAPPER_NAME says for sure)
 _MAY_IMPORT_WRAPPER = re.compile(
     rb"import\b(?:[ \t]*\([^)]*?|[^\n]*?)(?:[Rr]educe|[Gg]ather|[Ss]catter|[Bb]roadcast|[Tt]o_?[Aa]ll)")
 

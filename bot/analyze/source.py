@@ -235,7 +235,6 @@ def _parse_all(text: str) -> ast.Module:
         raise UnreadableSource(f"cannot parse: {exc}") from exc
 
 
-
 def without_type_parameters(text: str) -> str | None:
     """``text`` with PEP 695's syntax (Python 3.12) made readable by an older parser, every other character in its
     place: the type parameters of a class or function (`class Block[C: Config](Base[C]):`) become blanks, and a
@@ -281,6 +280,7 @@ def without_type_parameters(text: str) -> str | None:
         line_start = tok.type in (tokenize.NEWLINE, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT) \
             or (tok.type == tokenize.OP and tok.string == ";")
     return "".join(chars) if changed else None
+
 
 _EMPTY = ast.Module(body=[], type_ignores=[])
 _HANDED_TO_LATER = re.compile(r"\b(?:partial|to_thread)\(\s*$")  # right before a name: `functools.partial(f, ...)`

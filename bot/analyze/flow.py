@@ -430,6 +430,16 @@ class Walker:
             out = join(out, self.block(case.body, here), self)
             if case.guard is None and _irrefutable(case.pattern):
                 return out
+            if case.guard is not None and _irrefutable(case.pattern) and not rest.bottom:
+                # `case g if ws(g) == 1: return x`: what follows runs where the guard failed, g bound (to the
+                # subject) either way, as after `if ws(subject) == 1: return x`
+                if isinstance(case.pattern, ast.MatchAs) and case.pattern.name is not None:
+                    rest = rest.copy()
+                    self.assign(rest, ast.Name(case.pattern.name, ast.Store()), stmt.subject)
+                after = self.assume(rest, case.guard, False, case.guard, True)
+                rest = self._contract(rest, after) if case.body and _fails(case.body[-1], case.guard) else \
+                    _took(after, case.guard, False)
+                continue
             if test is not None and case.guard is None:
                 after = self.assume(rest, test, False, test, True)
                 # `case None: raise ...` is a contract, as `if g is None: raise ...` is (see `statement`)
@@ -467,7 +477,7 @@ class Walker:
             head = entry
             if test is not None:
                 self.expr(test, head, stmt)
-                head = self.assume(head, test, True, test, False)
+                head = _sentinel(self.assume(head, test, True, test, False), test, _rebound(stmt) if isinstance(stmt, ast.While) else set())
             end = self.block(stmt.body, head)
             breaks, continues = self.loops.pop()
             for c in continues:
@@ -1494,6 +1504,35 @@ def join_term(ta: SizeTerm | None, a: State, tb: SizeTerm | None, b: State, w: W
 
 
 # ==================================================================== helpers
+
+
+def _sentinel(s: State, test: ast.expr, rebound: set[str]) -> State:
+    """A loop's state after its `while` test: a None test there of a name the loop binds again (in the test,
+    `while (g := next_group()) is not None:`, or in its body), which no size test of it joins, ends the loop on a
+    sentinel. What it establishes holds in the body, but it decides how long to iterate, not whether to communicate:
+    no guard (a rewrite would end the loop at the first single-rank group). A size test there is one (`while ws(g) >
+    1 and queue:`), and so is a None test of a group the loop never rebinds."""
+    if s.bottom or not rebound:
+        return s
+    out = s
+    for key, f in s.groups.items():
+        if key not in rebound or any(c.test is test for c in f.size):
+            continue
+        kept = frozenset(c for c in f.nonnull if c.test is not test)
+        if kept != f.nonnull:
+            out = out.copy() if out is s else out
+            out.groups[key] = f._replace(nonnull=kept)
+    return out
+
+
+def _rebound(stmt: ast.While) -> set[str]:
+    """Names a `while` loop binds on every pass: walrus targets in its test, plain and attribute targets in its body."""
+    out = {n.target.id for n in ast.walk(stmt.test) if isinstance(n, ast.NamedExpr)}
+    for node in (n for b in stmt.body for n in ast.walk(b)):
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.NamedExpr)) else []
+        out.update(text for t in targets if (text := dotted(t)) is not None)
+    return out
 
 
 def _case_test(subject: ast.expr, pattern: ast.pattern, lines: list[str]) -> ast.expr | None:

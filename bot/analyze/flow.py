@@ -472,12 +472,13 @@ class Walker:
             self.kill_target(entry, stmt.target)
         end = entry
         breaks: list[State] = []
+        rebound = _rebound(stmt) if isinstance(stmt, ast.While) else set()
         for _ in range(2):  # the second pass sees what one iteration changes (a group reassigned in the body)
             self.loops.append(([], []))
             head = entry
             if test is not None:
                 self.expr(test, head, stmt)
-                head = _sentinel(self.assume(head, test, True, test, False), test, _rebound(stmt) if isinstance(stmt, ast.While) else set())
+                head = _sentinel(self.assume(head, test, True, test, False), test, rebound)
             end = self.block(stmt.body, head)
             breaks, continues = self.loops.pop()
             for c in continues:

@@ -391,10 +391,10 @@ class ModuleEnv:
         return self._world_fallbacks[key]
 
     def _world_fallback_getter(self, function: FunctionInfo) -> bool:
-        body = [s for s in after_docstring(function.node.body) if not isinstance(s, ast.Pass)]
-        if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+        value = _sole_return(function.node, (ast.Pass,))
+        if value is None:
             return False
-        value, params = body[0].value, set(function.params)
+        params = set(function.params)
         if isinstance(value, ast.IfExp):  # `g if g is not None else WORLD`: the other branch is the parameter tested
             tested, _ = presence(value.test)
             world, other = (value.orelse, value.body) if self.ctx.is_world(value.orelse) else (value.body, value.orelse)
@@ -404,10 +404,10 @@ class ModuleEnv:
             isinstance(value.values[0], ast.Name) and value.values[0].id in params and self.ctx.is_world(value.values[1])
 
     def _optional_getter(self, function: FunctionInfo) -> bool:
-        body = [s for s in after_docstring(function.node.body) if not isinstance(s, (ast.Global, ast.Nonlocal, ast.Pass))]
-        if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+        value = _sole_return(function.node, (ast.Global, ast.Nonlocal, ast.Pass))
+        if value is None:
             return False
-        text = dotted(body[0].value)
+        text = dotted(value)
         if text is None:
             return False
         head = text.partition(".")[0]
@@ -899,6 +899,12 @@ def _singletons(env: ModuleEnv) -> dict[str, ClassInfo]:
             assignments(f.node.body, declared)
     return {name: env.class_by_name[next(iter(classes))] for name, classes in bound.items()
             if classes is not None and len(classes) == 1}
+
+
+def _sole_return(function: FunctionNode, skipped: tuple[type[ast.stmt], ...]) -> ast.expr | None:
+    """The value of a function whose whole body (its docstring and ``skipped`` statements aside) is one `return`."""
+    body = [s for s in after_docstring(function.body) if not isinstance(s, skipped)]
+    return body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
 
 
 def _margin_blocks(source: ParsedSource) -> list[str]:

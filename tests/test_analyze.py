@@ -394,14 +394,39 @@ def test_unreadable_files_are_reported(data: bytes, reason: str) -> None:
     assert result.findings == []
 
 
-@pytest.mark.parametrize("line", [b'x = f"{"a"}"', b'x = f"{"\\n".join(y)}"'])
-def test_a_newer_f_string_says_which_python_it_needs(line: bytes) -> None:
-    result = analyze_source("new.py", b"import deepspeed.comm as dist\n" + line + b"\ndist.barrier(group=g)\n", CONFIG)
-    if sys.version_info >= (3, 12):  # PEP 701: valid there
-        assert result.error is None
-    else:
-        assert result.error is not None and "syntax error at line 2" in result.error.message
-        assert "needs Python 3.12 or newer" in result.error.message
+@pytest.mark.parametrize("line", [b'x = f"{"a"}"', b'x = f"{"\\n".join(y)}"', b'x = f"{\n  y  # a comment\n}"'])
+def test_a_newer_f_string_is_read_on_an_older_python(line: bytes) -> None:
+    # PEP 701 (Python 3.12): on 3.11 the f-string is blanked in place (bot.analyze.newer_syntax), the rest analysed
+    source = b"import deepspeed.comm as dist\n" + line + b"\ndef f(t, g=None):\n    if g is not None:\n" \
+        b"        dist.all_reduce(t, group=g)\n"
+    result = analyze_source("new.py", source, CONFIG)
+    assert result.error is None
+    lines = source.decode().splitlines()
+    at = next(i for i, text in enumerate(lines, 1) if "if g is not None" in text)
+    assert [(f.code, f.span.line) for f in result.findings] == [("PG103", at)]
+    from bot.fix import fix_source  # and the fixer rewrites it (LibCST reads PEP 701 itself), the f-string kept
+
+    fixed = fix_source(source.decode(), result.findings, CONFIG, unsafe=True)
+    assert [f.code for f in fixed.applied] == ["PG103"]
+    assert line.decode() in fixed.source and "if pg_utils.is_parallel(g):" in fixed.source
+
+
+def test_f_strings_are_blanked_in_place_only_where_an_older_parser_fails() -> None:
+    from bot.analyze.newer_syntax import readable_on_older_python, without_new_f_strings
+
+    source = 'x = f"{d["k"]}" + f"ok {a!r:>{w}}"  # f"{"\ny = rf"\\{a["b"]}" + f"{f"{a["b"]}"}"\n'
+    bare = without_new_f_strings(source)
+    assert bare == 'x =  "        " + f"ok {a!r:>{w}}"  # f"{"\ny =   "         " +  "             "\n'
+    # one spanning lines inside a one-quote string becomes an empty tuple, its line ends kept
+    assert without_new_f_strings('x = f"{\n  a  # c\n}"\n') == 'x = (  \n        \n )\n'
+    assert without_new_f_strings('x = f"{a}" + "b"\n') is None  # nothing an older parser rejects
+    assert without_new_f_strings('x = "unterminated\n') is None  # left to the parser's own error
+    assert readable_on_older_python('class A[T]:\n    s = f"{d["k"]}"\n') == 'class A   :\n    s =  "        "\n'
+
+
+def test_a_file_broken_on_every_python_still_says_so() -> None:
+    result = analyze_source("bad.py", b"import deepspeed.comm as dist\nx = f\"{a!}\"\ndist.barrier(group=g)\n", CONFIG)
+    assert result.error is not None and "syntax error at line 2" in result.error.message
 
 
 def test_files_that_cannot_matter_are_not_parsed() -> None:
@@ -750,7 +775,7 @@ def test_pep_695_syntax_is_read_on_an_older_python() -> None:
 
 
 def test_without_type_parameters_keeps_every_other_character_in_place() -> None:
-    from bot.analyze.source import without_type_parameters
+    from bot.analyze.newer_syntax import without_type_parameters
 
     source = "class A[T](B[T]):\n    x: type = type(3)\ntype X = int\ntype = 5\nif x:\n    type Y[K] = list[K]\n"
     bare = without_type_parameters(source)

@@ -16,6 +16,7 @@ import tokenize
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from bot.analyze.newer_syntax import readable_on_older_python
 from bot.analyze.scan import (
     Words,
     bound_at,
@@ -205,11 +206,11 @@ def parse(data: str | bytes, hot: Words | None = None, wrappers: Sequence[str] =
 
 def parse_module(text: str) -> ast.Module:
     """`ast.parse` of a whole file, also on a Python older than the file's syntax where that can be done with every
-    node in its place: PEP 695 type parameters (``without_type_parameters``). Raises as `ast.parse` does."""
+    node in its place (bot.analyze.newer_syntax). Raises as `ast.parse` does."""
     try:
         return ast.parse(text)
     except SyntaxError:
-        bare = without_type_parameters(text) if sys.version_info < (3, 12) else None
+        bare = readable_on_older_python(text) if sys.version_info < (3, 12) else None
         if bare is None:
             raise
         try:
@@ -233,53 +234,6 @@ def _parse_all(text: str) -> ast.Module:
         raise UnreadableSource(f"syntax error at line {exc.lineno}: {exc.msg}{hint}") from exc
     except (ValueError, RecursionError, MemoryError) as exc:
         raise UnreadableSource(f"cannot parse: {exc}") from exc
-
-
-def without_type_parameters(text: str) -> str | None:
-    """``text`` with PEP 695's syntax (Python 3.12) made readable by an older parser, every other character in its
-    place: the type parameters of a class or function (`class Block[C: Config](Base[C]):`) become blanks, and a
-    type alias statement (`type Pair[T] = tuple[T, T]`) an annotated assignment to `_` (`_:  Pair    = ...`).
-    None when there is none (or the text does not tokenize). The analysis reads none of them."""
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        return None
-    starts = [0, *itertools.accumulate(len(line) for line in io.StringIO(text).readlines())]
-
-    def at(pos: tuple[int, int]) -> int:
-        return starts[pos[0] - 1] + pos[1]
-
-    chars = list(text)
-    changed = False
-
-    def blank_brackets(i: int) -> None:  # tokens[i] is the `[`: blank through its matching `]`
-        nonlocal changed
-        depth = 0
-        for j in range(i, len(tokens)):
-            if tokens[j].type == tokenize.OP and tokens[j].string in "[]":
-                depth += 1 if tokens[j].string == "[" else -1
-                if depth == 0:
-                    for k in range(at(tokens[i].start), at(tokens[j].end)):
-                        if chars[k] not in "\r\n":
-                            chars[k] = " "
-                    changed = True
-                    return
-
-    line_start = True  # the token opens a logical line
-    for i, tok in enumerate(tokens[:-2]):
-        following, after = tokens[i + 1], tokens[i + 2]
-        if tok.type == tokenize.NAME and tok.string in ("class", "def") and following.type == tokenize.NAME \
-                and after.type == tokenize.OP and after.string == "[":
-            blank_brackets(i + 2)
-        elif line_start and tok.type == tokenize.NAME and tok.string == "type" and following.type == tokenize.NAME \
-                and after.type == tokenize.OP and after.string in ("=", "["):
-            chars[at(tok.start) : at(tok.end)] = "_:  "
-            changed = True
-            if after.string == "[":
-                blank_brackets(i + 2)
-        line_start = tok.type in (tokenize.NEWLINE, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT) \
-            or (tok.type == tokenize.OP and tok.string == ";")
-    return "".join(chars) if changed else None
 
 
 _EMPTY = ast.Module(body=[], type_ignores=[])

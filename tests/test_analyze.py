@@ -404,7 +404,8 @@ def test_a_newer_f_string_is_read_on_an_older_python(line: bytes) -> None:
     lines = source.decode().splitlines()
     at = next(i for i, text in enumerate(lines, 1) if "if g is not None" in text)
     assert [(f.code, f.span.line) for f in result.findings] == [("PG103", at)]
-    from bot.fix import fix_source  # and the fixer rewrites it (LibCST reads PEP 701 itself), the f-string kept
+    # and the fixer rewrites it (LibCST reads PEP 701 itself), the f-string kept
+    from bot.fix import fix_source
 
     fixed = fix_source(source.decode(), result.findings, CONFIG, unsafe=True)
     assert [f.code for f in fixed.applied] == ["PG103"]

@@ -2604,6 +2604,79 @@ CASES = [
          if g is not None:
              dist.all_reduce(t, group=g)
      """, []),
+    ("size: a local aliasing a group on one branch and None on the other keeps the size it was given there", """
+     class Mixer:
+         def forward(self, z, use_cp=True):
+             if use_cp:
+                 cp_group = self.pg_collection.cp
+                 cp_size = cp_group.size()
+             else:
+                 cp_group = None
+                 cp_size = 1
+             if cp_group is not None and cp_size > 1:
+                 dist.all_reduce(z, group=cp_group)
+             use = cp_group is not None and cp_size > 1
+             return z, use
+     """, [("PG101", 9), ("PG101", 11)]),
+    ("size: ... and the same with the world size asked of the aliased key", """
+     def mix(z, use_cp, pgc):
+         if use_cp:
+             cp_group = pgc.cp
+             cp_size = dist.get_world_size(cp_group)
+         else:
+             cp_group, cp_size = None, 1
+         if cp_group is not None and cp_size > 1:
+             dist.all_reduce(z, group=cp_group)
+     """, [("PG101", 7)]),
+    ("which None: a getter that hands back None on one path and a group on another is optional", """
+     class Attention:
+         @property
+         def sp_group(self):
+             if len(self.ranks) == 1:
+                 return None
+             return dist.new_group(self.ranks)
+         def scatter(self, x):
+             if not self.sp_group:
+                 return x
+             dist.all_reduce(x, group=self.sp_group)
+     def get_ring_group(ranks):
+         return None if len(ranks) < 2 else dist.new_group(ranks)
+     def get_sub_group(ranks):
+         \"\"\"None stands for the default group.\"\"\"
+         return None if len(ranks) < 2 else dist.new_group(ranks)
+     def ring(x, ranks):
+         g = get_ring_group(ranks)
+         if dist.get_world_size(g) > 1:
+             dist.all_reduce(x, group=g)
+         h = get_sub_group(ranks)
+         if dist.get_world_size(h) > 1:
+             dist.all_reduce(x, group=h)
+     """, [("PG103", 8), ("PG104", 18)]),
+    ("flow: `finally:` runs on the way out of an early return too", """
+     class Stage:
+         def __init__(self, pp_group=None):
+             self.pp_group = pp_group  # None for a single-stage pipeline
+         def share(self, meta):
+             try:
+                 if self.pp_group is None:
+                     return
+                 dist.broadcast(meta, src=0, group=self.pp_group)
+             finally:
+                 dist.barrier(group=self.pp_group)
+         def after(self, meta):
+             try:
+                 if self.pp_group is None:
+                     return
+             finally:
+                 pass
+             dist.broadcast(meta, src=0, group=self.pp_group)
+     """, [("PG103", 6), ("PG105", 10), ("PG103", 13)]),
+    ("flow: a comprehension's filters narrow what it builds and are tests like any other", """
+     def start(buckets, groups):
+         works = [dist.all_reduce(b, group=g, async_op=True) for b, g in zip(buckets, groups) if g is not None]
+         active = {k: g for k, g in groups.items() if g is not None and dist.get_world_size(g) > 1}
+         return works, active
+     """, [("PG103", 2), ("PG101", 3)]),
 ]
 
 

@@ -414,3 +414,55 @@ def test_a_none_test_before_a_project_helper_keeps_a_file_that_names_no_comm_mod
     # the same file with no None test before the call is not worth a parse: nothing there can be reported
     plain = layer.replace("self.debug and self.dist.tensor_group is not None", "self.debug")
     assert analyze_source("pkg/stage.py", plain, CONFIG, project_path="pkg/stage.py", helpers=helpers).findings == []
+
+
+ULYSSES = '''\
+import torch
+import torch.distributed as dist
+
+
+class _SeqAllToAll(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, group, x, scatter_dim, gather_dim):
+        ctx.group = group
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        out = [torch.empty_like(grad) for _ in range(dist.get_world_size(ctx.group))]
+        dist.all_to_all(out, [grad], group=ctx.group)
+        return None, torch.cat(out), None, None
+
+
+class _Scale(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, group):
+        ctx.group = group
+        return x * dist.get_world_size(group)
+
+
+def seq_attention(q, group):
+    return _SeqAllToAll.apply(group, q, 2, 1)
+
+
+def scaled(q, group):
+    return _Scale.apply(q, group)
+
+
+def misplaced(q, group):
+    return _SeqAllToAll.apply(None, group, 2, 1)
+'''
+
+
+def test_a_helper_elsewhere_that_communicates_through_an_autograd_function_of_its_file_is_followed() -> None:
+    # `seq_attention(q, group)` hands its group to `_SeqAllToAll.apply` in forward's slot of the group, saved on ctx
+    # there and all-to-all'd in backward: a call of it is that group's collective
+    helpers = _helpers({"pkg/ulysses.py": ULYSSES})
+    collectives = frozenset(CONFIG.collectives)
+    assert helpers.communicates("pkg.ulysses.seq_attention", collectives)
+    assert not helpers.communicates("pkg.ulysses.scaled", collectives)  # its Function only asks the size
+    assert not helpers.communicates("pkg.ulysses.misplaced", collectives)  # the group lands in forward's `x`
+    model = ("from pkg.ulysses import seq_attention\n\n\ndef attend(q, sp_group=None):\n"
+             "    if sp_group is not None:\n        q = seq_attention(q, sp_group)\n    return q\n")
+    found = analyze_source("pkg/model.py", model, CONFIG, project_path="pkg/model.py", helpers=helpers).findings
+    assert [(f.code, f.span.line) for f in found] == [("PG103", 5)]

@@ -279,28 +279,35 @@ def _size_of_param(term: ast.expr, params: set[str]) -> bool:
 
 
 def _communicating_params(function: ast.FunctionDef, text: str | None, collectives: frozenset[str],
-                          hops: int) -> set[str]:
+                          hops: int, held: dict[str, str] | None = None) -> set[str]:
     """The parameters of ``function`` that a collective runs on: `group=pg`, a group's own collective
     (`pg.allreduce(x)`), or, with the file's ``text``, handed to a function defined at the top of that file that
-    communicates on the parameter it lands in (`return send_recv(t, group)`), ``hops`` calls deep."""
-    params = [a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)]
+    communicates on the parameter it lands in (`return send_recv(t, group)`), or to an autograd Function of that
+    file that does (`_SeqAllToAll.apply(group, x)`), ``hops`` calls deep. ``held``: other spellings of a parameter
+    (`ctx.group` -> `group` in an autograd Function's methods)."""
+    names = {a.arg: a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
+    names.update(held or {})
     found: set[str] = set()
     for node in ast.walk(function):
         if not isinstance(node, ast.Call):
             continue
         func = dotted(node.func) or ""
         if func.rpartition(".")[2] in collectives:
-            found.update(k.value.id for k in node.keywords
-                         if k.arg == "group" and isinstance(k.value, ast.Name) and k.value.id in params)
+            found.update(names[t] for k in node.keywords if k.arg == "group" and (t := dotted(k.value)) in names)
         receiver = method_receiver(node)  # `pg.allreduce(x)` on a parameter
-        if isinstance(receiver, ast.Name) and receiver.id in params:
-            found.add(receiver.id)
-        if text is None or hops <= 0 or "." in func or not func or func == function.name:
+        if receiver is not None and (t := dotted(receiver)) in names:
+            found.add(names[t])
+        if text is None or hops <= 0 or not func or func == function.name:
             continue
-        passed = {i: a.id for i, a in enumerate(node.args) if isinstance(a, ast.Name) and a.id in params}
-        named = {k.arg: k.value.id for k in node.keywords
-                 if k.arg is not None and isinstance(k.value, ast.Name) and k.value.id in params}
+        passed = {i: names[t] for i, a in enumerate(node.args) if (t := dotted(a)) in names}
+        named = {k.arg: names[t] for k in node.keywords if k.arg is not None and (t := dotted(k.value)) in names}
         if not passed and not named:
+            continue
+        head, dot, attr = func.partition(".")
+        if dot:
+            if attr == "apply":  # (an autograd Function's arguments are positional)
+                on = _applied(text, head, collectives, hops - 1)
+                found.update(p for i, p in passed.items() if i in on)
             continue
         callee = _definition(text, func)
         if callee is None:
@@ -310,6 +317,28 @@ def _communicating_params(function: ast.FunctionDef, text: str | None, collectiv
         found.update(p for i, p in passed.items() if i < len(positional) and positional[i] in inner)
         found.update(p for k, p in named.items() if k in inner)
     return found
+
+
+def _applied(text: str, name: str, collectives: frozenset[str], hops: int) -> set[int]:
+    """The positions of `name.apply(...)`'s arguments that a collective runs on, for an autograd Function at the top
+    of ``text``: its forward's parameters after ctx that forward communicates on, or that it saves on ctx
+    (`ctx.group = group`) for a collective there or in backward."""
+    klass = _class_definition(text, name)
+    methods = {m.name: m for m in klass.body if isinstance(m, ast.FunctionDef)} if klass is not None else {}
+    forward = methods.get("forward")
+    if forward is None or not forward.args.args:
+        return set()
+    ctx, *params = [a.arg for a in forward.args.args]
+    saved = {f"{ctx}.{t.attr}": v.id for stmt in ast.walk(forward) if isinstance(stmt, ast.Assign)
+             and isinstance(v := stmt.value, ast.Name) and v.id in params
+             for t in stmt.targets if isinstance(t, ast.Attribute) and _named(t.value, ctx)}
+    on = _communicating_params(forward, text, collectives, hops, saved)
+    backward = methods.get("backward")
+    if saved and backward is not None and backward.args.args:
+        own = backward.args.args[0].arg
+        on |= _communicating_params(backward, text, collectives, hops,
+                                    {f"{own}.{key.partition('.')[2]}": p for key, p in saved.items()})
+    return {i for i, p in enumerate(params) if p in on}
 
 
 def _reexported(text: str, name: str, package: str) -> str | None:

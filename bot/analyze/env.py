@@ -405,8 +405,8 @@ class ModuleEnv:
 
     def _optional_getter(self, function: FunctionInfo) -> bool:
         value = _sole_return(function.node, (ast.Global, ast.Nonlocal, ast.Pass))
-        if value is None:
-            return False
+        if value is None or isinstance(value, ast.IfExp):
+            return _returns_group_or_none(function)
         text = dotted(value)
         if text is None:
             return False
@@ -801,12 +801,21 @@ def _optional_attributes(klass: ClassInfo, filled_in: Callable[[FunctionInfo], d
                 ((n, frozenset[str]()) for n in own_statements(method.node.body)):
             if isinstance(node, (ast.Assign, ast.AnnAssign)):
                 annotated = isinstance(node, ast.AnnAssign) and optional_annotation(node.annotation)
-                if annotated or _may_be_none(node.value, params - present):
-                    for target in _targets(node):
+                for target, value in _paired(node):
+                    if annotated or _may_be_none(value, params - present):
                         text = dotted(target)
                         if text and text.startswith("self."):
                             attrs.add(text)
     return attrs
+
+
+def _paired(node: ast.Assign | ast.AnnAssign) -> list[tuple[ast.expr, ast.expr | None]]:
+    """Each target with the value it gets: element by element for `self.a, self.b = a, b`, else the whole value."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple) \
+            and isinstance(node.value, ast.Tuple) and len(node.value.elts) == len(node.targets[0].elts) \
+            and not any(isinstance(e, ast.Starred) for e in (*node.targets[0].elts, *node.value.elts)):
+        return list(zip(node.targets[0].elts, node.value.elts, strict=True))
+    return [(t, node.value) for t in _targets(node)]
 
 
 def _with_present(body: list[ast.stmt], present: frozenset[str]) -> Iterator[tuple[ast.stmt, frozenset[str]]]:
@@ -901,6 +910,34 @@ def _singletons(env: ModuleEnv) -> dict[str, ClassInfo]:
             if classes is not None and len(classes) == 1}
 
 
+def _returns_group_or_none(function: FunctionInfo) -> bool:
+    """A getter that hands back None on one path and a group on another (`if len(ranks) == 1: return None` then
+    `return dist.new_group(ranks)`; `return None if n == 1 else self._build_group()`): a group by the getter's name
+    or by what it returns."""
+    values: list[ast.expr | None] = []
+    tests: list[ast.expr] = []  # what chooses None
+    for stmt in own_statements(function.node.body):
+        if isinstance(stmt, ast.Return):
+            values.extend((stmt.value.body, stmt.value.orelse) if isinstance(stmt.value, ast.IfExp) else (stmt.value,))
+            if isinstance(stmt.value, ast.IfExp):
+                tests.append(stmt.value.test)
+        elif isinstance(stmt, ast.If) and any(isinstance(r, ast.Return) and r.value is not None and is_none(r.value)
+                                              for r in stmt.body):
+            tests.append(stmt.test)
+    if not any(v is not None and is_none(v) for v in values):
+        return False
+    # None for the world: `None if len(ranks) == dist.get_world_size() else new_group(ranks)`, or said so
+    if any(isinstance(n, ast.Call) and (dotted(n.func) or "").endswith("get_world_size") and not n.args
+           and not n.keywords for t in tests for n in ast.walk(t)):
+        return False
+    doc = ast.get_docstring(function.node, clean=False) or ""
+    if any(_reads(clause, numpy_default=False) == "world" for clause in re.split(r"[.;\n]", doc)):
+        return False
+    given = [v for v in values if v is not None and not is_none(v)]
+    named = [dotted(v.func if isinstance(v, ast.Call) else v) or "" for v in given]
+    return bool(given) and (bool(GROUP_NAME.search(function.node.name)) or any(GROUP_NAME.search(leaf_name(n)) for n in named))
+
+
 def _sole_return(function: FunctionNode, skipped: tuple[type[ast.stmt], ...]) -> ast.expr | None:
     """The value of a function whose whole body (its docstring and ``skipped`` statements aside) is one `return`."""
     body = [s for s in after_docstring(function.body) if not isinstance(s, skipped)]
@@ -969,6 +1006,39 @@ def sole_binding(function: FunctionNode, name: str) -> ast.expr | None:
     bound = [node.value for node in ast.walk(function) if isinstance(node, ast.Assign)
              and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)]
     return bound[0] if len(bound) == 1 else None
+
+
+def binding_before(function: FunctionNode, name: str, at: ast.stmt) -> ast.expr | None:
+    """The value the local ``name`` holds when ``at`` runs, where straight-line code decides it: the nearest
+    statement before ``at`` (in its block, then in each enclosing block) that binds ``name``, when it is a plain
+    `name = value` (None: a loop, a branch or another kind of binding sets it, or nothing before ``at`` does);
+    `name += x` in between keeps it."""
+    path = _blocks_to(function.body, at)
+    for block, index in reversed(path or []):
+        for stmt in reversed(block[:index]):
+            if not any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(stmt)):
+                continue
+            if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+                continue  # `total += x`: a tensor's in-place update, the same tensor
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                return stmt.value
+            return None
+    return None
+
+
+def _blocks_to(body: list[ast.stmt], at: ast.stmt) -> list[tuple[list[ast.stmt], int]] | None:
+    """The blocks from ``body`` down to the one holding ``at``, each with the index of the statement on the way."""
+    for i, stmt in enumerate(body):
+        if stmt is at:
+            return [(body, i)]
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if stmt.lineno <= at.lineno <= (stmt.end_lineno or stmt.lineno):
+            for block in child_blocks(stmt):
+                inner = _blocks_to(block, at)
+                if inner is not None:
+                    return [(body, i), *inner]
+    return None
 
 
 def own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:

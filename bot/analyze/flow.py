@@ -362,6 +362,7 @@ class Walker:
             return self.block(stmt.body, s)
         if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
             t: ast.Try = stmt  # type: ignore[assignment]
+            returned = len(self.exits)
             body = self.block(t.body, s)
             anywhere = join(s, body, self)  # an exception can leave the body at any point
             ends = [self.block(t.orelse, body)]
@@ -373,7 +374,17 @@ class Walker:
             out = BOTTOM
             for e in ends:
                 out = join(out, e, self)
-            return self.block(t.finalbody, out) if t.finalbody else out
+            if not t.finalbody:
+                return out
+            after = self.block(t.finalbody, out)  # what follows the statement: the body or a handler completed
+            every = join(anywhere, out, self)
+            for exit_state in self.exits[returned:]:  # (the handlers' returns too)
+                every = join(every, exit_state, self)
+            if not every.same_as(out):
+                # ... but `finally:` also runs on the way out of a `return` or an exception in the body: its sites
+                # are recorded (last, so they stay) with what holds on every path into it
+                self.block(t.finalbody, every)
+            return after
         if isinstance(stmt, ast.Match):
             return self._match(stmt, s)
         if isinstance(stmt, ast.Assert):
@@ -790,7 +801,9 @@ class Walker:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size" \
                 and not node.args and not node.keywords:
             key = self.canon(node.func.value, s)
-            if key is not None and self.is_group(key):
+            # (a group by its key's name, or by the local's that aliases it: `cp_group = self.pgc.cp`)
+            if key is not None and (self.is_group(key) or (type(node.func.value) is ast.Name
+                                                           and self.is_group(node.func.value.id))):
                 return SizeOf(key, UNREACHABLE)  # `None.size()` raises: it is only ever a present group's size
         if isinstance(node, ast.Call):
             name = dotted(node.func) or ""
@@ -1022,7 +1035,8 @@ class Walker:
                 held = self.summary.flags[key]
                 return self._expanded(s, held.test, value, whole, negated, held.binding, held.sizes)
             prop = self.env.property_of(node, self.function)
-            if prop is not None:
+            # (a property that hands back a group or None is tested as that group, not expanded as a predicate)
+            if prop is not None and not self.env.optional_getter(prop):
                 body = self.env.returned(prop)
                 if body is not None and self.depth < _MAX_DEPTH:
                     return self._expanded(s, body, value, whole, negated, {})
@@ -1210,6 +1224,22 @@ class Walker:
                 self._expr(node.body, closed, stmt)
             finally:
                 self.lambdas -= 1
+            return
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            # Its filters narrow what it builds (`[all_reduce(t, group=g) for g in gs if g is not None]`) and are
+            # tests like any other (`[g for g in gs if g is not None and ws(g) > 1]`); its targets are bound anew.
+            cur = s
+            for generator in node.generators:
+                self._expr(generator.iter, cur, stmt)
+                cur = cur.copy()
+                self.kill_target(cur, generator.target)
+                for test in generator.ifs:
+                    self._expr(test, cur, stmt)
+                    cur = self.assume(cur, test, True, test, False)
+                    if cur.bottom:
+                        return
+            for part in (node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,):
+                self._expr(part, cur, stmt)
             return
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             inner, nots = node.operand, 1
@@ -1468,14 +1498,24 @@ def join(a: State, b: State, w: Walker) -> State:
     out.separate = a.separate | b.separate if a.separate and b.separate else frozenset()
     out.aliases = {k: v for k, v in a.aliases.items() if b.aliases.get(k) == v}
     out.same = {k: v for k, v in a.same.items() if b.same.get(k) == v}
+    # A local that aliases a key on one path only (`cp_group = pgc.cp`, else `cp_group = None`) is its own key after
+    # the join: a size of the aliased key is that local's size there
+    local_a = {v: k for k, v in a.aliases.items() if k not in out.aliases}
+    local_b = {v: k for k, v in b.aliases.items() if k not in out.aliases}
     for key in a.sizes.keys() | b.sizes.keys():
-        term = join_term(a.sizes.get(key), a, b.sizes.get(key), b, w)
+        term = join_term(_as_local(a.sizes.get(key), local_a), a, _as_local(b.sizes.get(key), local_b), b, w)
         if term is not None:
             out.sizes[key] = term
     out.flags = {k: v for k, v in a.flags.items() if b.flags.get(k) is v}
     out.world = a.world | b.world
     out.path = a.path & b.path
     return out
+
+
+def _as_local(term: SizeTerm | None, local: dict[str, str]) -> SizeTerm | None:
+    if local and isinstance(term, SizeOf) and term.group in local:
+        return term._replace(group=local[term.group])
+    return term
 
 
 def join_term(ta: SizeTerm | None, a: State, tb: SizeTerm | None, b: State, w: Walker) -> SizeTerm | None:

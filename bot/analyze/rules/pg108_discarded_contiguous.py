@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from bot.analyze.env import sole_binding
+from bot.analyze.env import binding_before
 from bot.analyze.rules.base import Reporter, code_span
 from bot.analyze.verdicts import made_contiguous
 from bot.model import ContiguousPayload, Invalid, Rule
@@ -14,7 +14,8 @@ RULE = Rule(
     name="discarded-contiguous-result",
     summary=(
         "An in-place collective (rules.yaml `inplace_collectives`) applied to `x.contiguous()`, x not a local that "
-        "torch made contiguous (`flat = torch.cat(parts)`, `buf = torch.zeros(n)`: then `.contiguous()` is x)."
+        "straight-line code before it made contiguous (`flat = torch.cat(parts)`, `buf = torch.zeros(n)`, "
+        "`w = w.contiguous()`: then `.contiguous()` is x)."
     ),
     why=(
         "`x.contiguous()` returns a copy when x is not contiguous; the collective writes its result into that "
@@ -82,6 +83,24 @@ RULE = Rule(
             "    x.copy_(x_c)\n",
             unsafe=True,
         ),
+        Invalid(  # made contiguous on one branch only: on the other the result is still thrown away
+            "import torch.distributed as dist\n"
+            "def f(x, group, packed):\n"
+            "    if packed:\n"
+            "        x = x.contiguous()\n"
+            "    dist.all_reduce(x.contiguous(), group=group)\n"
+            "    return x\n",
+            flagged="dist.all_reduce(x.contiguous(), group=group)",
+            fixed="import torch.distributed as dist\n"
+            "def f(x, group, packed):\n"
+            "    if packed:\n"
+            "        x = x.contiguous()\n"
+            "    x_c = x.contiguous()\n"
+            "    dist.all_reduce(x_c, group=group)\n"
+            "    x.copy_(x_c)\n"
+            "    return x\n",
+            unsafe=True,
+        ),
         Invalid(  # asynchronous: a copy-back right after the call would run before the reduction completes
             "import torch.distributed as dist\n"
             "def f(x, group):\n"
@@ -91,6 +110,13 @@ RULE = Rule(
         ),
     ),
     valid=(
+        # the last value it was given before the collective is contiguous (another, earlier, was not)
+        "import torch.distributed as dist\n"
+        "def sync(emb, group):\n"
+        "    w = emb.weight.data\n"
+        "    w = w.contiguous()\n"
+        "    dist.all_reduce(w.contiguous(), group=group)\n"
+        "    emb.weight.data.copy_(w)\n",
         # torch.cat makes a contiguous tensor: `.contiguous()` returns it, and the result lands in it
         "import torch\n"
         "import torch.distributed as dist\n"
@@ -127,10 +153,10 @@ def check(r: Reporter) -> None:
                 and not first.args and not first.keywords):
             continue
         held = first.func.value
-        # `flat = torch.cat(parts)` (its one value: not a parameter too): contiguous already, so `.contiguous()`
-        # returns flat itself
-        if isinstance(held, ast.Name) and site.function is not None and held.id not in site.function.params and \
-                (made := sole_binding(site.function.node, held.id)) is not None and made_contiguous(made):
+        # `flat = torch.cat(parts)`, `w = w.contiguous()` (its value where the collective runs, set in straight-line
+        # code before it): contiguous already, so `.contiguous()` returns flat itself
+        if isinstance(held, ast.Name) and site.function is not None and \
+                (made := binding_before(site.function.node, held.id, site.statement)) is not None and made_contiguous(made):
             continue
         tensor = r.text(held)
         r.report(

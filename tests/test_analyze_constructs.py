@@ -2671,6 +2671,35 @@ CASES = [
                  pass
              dist.broadcast(meta, src=0, group=self.pp_group)
      """, [("PG103", 6), ("PG105", 10), ("PG103", 13)]),
+    ("which None: a helper that counts the world when its group is falsy takes None for the world", """
+     def verify_steps(group, step):
+         if group:
+             n = group.size()
+         else:
+             n = dist.get_world_size()
+         out = [step] * n
+         dist.all_gather_object(out, step, group=group)
+         return out
+     class Engine:
+         def __init__(self, loader_group=None):
+             self.loader_group = loader_group
+         def load(self, step):
+             if self.loader_group is not None:
+                 dist.barrier(group=self.loader_group)
+             return verify_steps(self.loader_group, step)
+     """, [("PG103", 13)]),
+    ("guards: a class-level lambda called through self binds the instance first; a staticmethod's does not", """
+     class Stage:
+         peers = lambda self, g: g is not None and dist.get_world_size(g) > 1
+         static_peers = staticmethod(lambda g: g is not None and dist.get_world_size(g) > 1)
+         def __init__(self, pp_group=None):
+             self.pp_group = pp_group
+         def share(self, loss):
+             if self.peers(self.pp_group):
+                 dist.broadcast(loss, src=0, group=self.pp_group)
+             if self.static_peers(self.pp_group):
+                 dist.broadcast(loss, src=0, group=self.pp_group)
+     """, [("PG107", 2), ("PG107", 3)]),
     ("flow: a comprehension's filters narrow what it builds and are tests like any other", """
      def start(buckets, groups):
          works = [dist.all_reduce(b, group=g, async_op=True) for b, g in zip(buckets, groups) if g is not None]

@@ -88,6 +88,7 @@ class ClassInfo:
     qualname: str
     methods: dict[str, FunctionInfo] = field(default_factory=dict)
     lambdas: dict[str, ast.Lambda] = field(default_factory=dict)  # class-level `is_tp = lambda g: ...`
+    bound_lambdas: set[str] = field(default_factory=set)  # those of `lambdas` an instance passes itself to
     autograd: bool | None = None  # a torch.autograd.Function (through bases here); None: not asked yet
     # ModuleEnv fills these on first use (most classes are never asked):
     optional: set[str] | None = None  # `self.x` that can hold None
@@ -109,6 +110,7 @@ class ModuleEnv:
     singletons: dict[str, ClassInfo] = field(default_factory=dict)
     lambdas: dict[str, ast.Lambda] = field(default_factory=dict)  # module-level `name = lambda ...`
     aliases: dict[str, ast.expr] = field(default_factory=dict)  # module-level `name = helper` / `= Fn.apply`
+    module_flags: dict[str, ast.expr] = field(default_factory=dict)  # module-level `NAME = <a test>`, never rebound
     comments: list[tuple[int, str]] = field(default_factory=list)
     _returned: dict[int, ast.expr | None] = field(default_factory=dict)
     _origins: dict[tuple[str, int], Null] = field(default_factory=dict)  # asked for every assignment: remembered
@@ -146,6 +148,12 @@ class ModuleEnv:
                             env.lambdas[target.id] = stmt.value
                         elif isinstance(stmt.value, ast.Name | ast.Attribute):
                             env.aliases[target.id] = stmt.value
+                        elif isinstance(stmt.value, ast.BoolOp | ast.Compare) and isinstance(stmt, ast.Assign):
+                            env.module_flags[target.id] = stmt.value  # `TP_ON = _TP is not None and ws(_TP) > 1`
+        if env.module_flags:  # one a function rebinds (`global TP_ON`) holds what it was set to last: unknown
+            for _, names in global_statements(ctx.source.text):
+                for name in names:
+                    env.module_flags.pop(name, None)
         if env.class_by_name:
             env.singletons = _singletons(env)
         return env
@@ -180,10 +188,16 @@ class ModuleEnv:
                 self.class_by_name.setdefault(stmt.name, info_c)
                 self._index(stmt.body, info_c, parent, f"{qual}.")
                 for item in stmt.body:
-                    if isinstance(item, (ast.Assign, ast.AnnAssign)) and isinstance(item.value, ast.Lambda):
+                    if not isinstance(item, (ast.Assign, ast.AnnAssign)) or item.value is None:
+                        continue
+                    lam = _static_lambda(item.value)  # `has_peers = staticmethod(lambda g: ...)`: no instance
+                    if lam is None and isinstance(item.value, ast.Lambda):
+                        lam = item.value  # `is_tp = lambda self, g: ...`: called through self, self comes first
+                        info_c.bound_lambdas.update(t.id for t in _targets(item) if isinstance(t, ast.Name))
+                    if lam is not None:
                         for target in _targets(item):
                             if isinstance(target, ast.Name):
-                                info_c.lambdas[target.id] = item.value
+                                info_c.lambdas[target.id] = lam
                 init = info_c.methods.get("__init__")
                 if init is not None:  # `self._sp_active = lambda: ...` set once in the constructor, as at class level
                     for node in ast.walk(init.node):
@@ -221,6 +235,11 @@ class ModuleEnv:
             if klass is not None and any(attr in self._optional_attrs(c) or rest in self._read_as_optional(c)
                                          for c in self.mro(klass)):
                 return Null.MAYBE
+            # a mixin's (or base's) method that never sets it reads what a subclass of the file stores
+            if klass is not None and not self._sets(klass, attr) and any(
+                    attr in self._optional_attrs(c) for c in self.classes.values()
+                    if c is not klass and any(b is klass for b in self.mro(c)[1:])):
+                return Null.MAYBE
             getter = self.method(klass, rest) if klass is not None and "." not in rest else None
             if getter is not None and getter is not function and getter.is_property and self.optional_getter(getter):
                 return Null.MAYBE  # `@property def group(self): return self._group`, an optional attribute
@@ -236,6 +255,10 @@ class ModuleEnv:
         if held is not None and any(f"self.{leaf}" in self._optional_attrs(c) for c in self.mro(held)):
             return Null.MAYBE
         return Null.UNKNOWN
+
+    def _sets(self, klass: ClassInfo, attr: str) -> bool:
+        """Does the class (or a base of it in the file) assign ``attr`` (`self.x`) anywhere?"""
+        return any(attr in self.assigned_values(c) for c in self.mro(klass))
 
     def held_class(self, holder: str, function: FunctionInfo | None) -> ClassInfo | None:
         """The class of the file an object is an instance of, from its type where it is bound: a parameter of
@@ -552,14 +575,21 @@ class ModuleEnv:
                     return method
         return None
 
-    def lambda_of(self, call: ast.Call, function: FunctionInfo | None) -> ast.Lambda | None:
+    def lambda_of(self, call: ast.Call, function: FunctionInfo | None) -> tuple[ast.Lambda, list[str]] | None:
+        """The lambda a call runs, with the parameters its arguments bind (a class-level lambda called through
+        self binds the instance first, which the call does not spell)."""
         func = call.func
         if isinstance(func, ast.Name):
-            return self.lambdas.get(func.id)
+            lam = self.lambdas.get(func.id)
+            return (lam, [a.arg for a in lam.args.args]) if lam is not None else None
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self" \
                 and function is not None:
             klass = self.class_of(function)
-            return klass.lambdas.get(func.attr) if klass is not None else None
+            lam = klass.lambdas.get(func.attr) if klass is not None else None
+            if klass is None or lam is None:
+                return None
+            params = [a.arg for a in lam.args.args]
+            return lam, params[1:] if func.attr in klass.bound_lambdas else params
         return None
 
     # ------------------------------------------------------------ what None means, in words
@@ -936,6 +966,14 @@ def _returns_group_or_none(function: FunctionInfo) -> bool:
     given = [v for v in values if v is not None and not is_none(v)]
     named = [dotted(v.func if isinstance(v, ast.Call) else v) or "" for v in given]
     return bool(given) and (bool(GROUP_NAME.search(function.node.name)) or any(GROUP_NAME.search(leaf_name(n)) for n in named))
+
+
+def _static_lambda(value: ast.expr) -> ast.Lambda | None:
+    """The lambda of `staticmethod(lambda g: ...)`."""
+    if isinstance(value, ast.Call) and dotted(value.func) == "staticmethod" and len(value.args) == 1 \
+            and not value.keywords and isinstance(value.args[0], ast.Lambda):
+        return value.args[0]
+    return None
 
 
 def _sole_return(function: FunctionNode, skipped: tuple[type[ast.stmt], ...]) -> ast.expr | None:

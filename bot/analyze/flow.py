@@ -481,6 +481,10 @@ class Walker:
         if isinstance(stmt, (ast.For, ast.AsyncFor)):
             entry = s.copy()
             self.kill_target(entry, stmt.target)
+            for name, source in _zipped(stmt):
+                if _SIZE_LIKE.search(source.rpartition(".")[2]):
+                    # `for g, n in zip(groups, sizes)`: n is a count supplied beside the group, not its size
+                    entry.sizes[name] = Separate("supplied", source)
         end = entry
         breaks: list[State] = []
         rebound = _rebound(stmt) if isinstance(stmt, ast.While) else set()
@@ -630,6 +634,16 @@ class Walker:
                 s.aliases[text] = alias
             else:
                 s.same[text] = alias
+
+    def _binds(self, name: str) -> bool:
+        """Does the walked function (or one around it) bind ``name`` itself (a parameter, an assignment)?"""
+        scope = self.function
+        while scope is not None:
+            if name in scope.params or any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+                                           for n in ast.walk(scope.node)):
+                return True
+            scope = scope.parent
+        return False
 
     def _packed_on_ctx(self, value: ast.expr) -> str | None:
         """`ctx.saved` in an autograd backward, where forward packed several values (`ctx.saved = n, grp`)."""
@@ -1028,6 +1042,8 @@ class Walker:
             if key is None:
                 return s
             flag = s.flags.get(key)
+            if flag is None and type(node) is ast.Name and key in self.env.module_flags and not self._binds(key):
+                flag = self.env.module_flags[key]  # a module-level flag, set at import (`if TP_ON:`)
             if flag is not None and self.depth < _MAX_DEPTH:
                 return self._expanded(s, flag, value, whole, negated, {})
             if key.startswith("self.") and self.summary is not None and key in self.summary.flags \
@@ -1092,10 +1108,9 @@ class Walker:
         parameters bound to the arguments."""
         if self.depth >= _MAX_DEPTH:
             return s
-        lam = self.env.lambda_of(call, self.function)
-        if lam is not None:
-            params = [a.arg for a in lam.args.args]
-            return self._expanded(s, lam.body, value, whole, negated, _bind(params, call, s, self))
+        run = self.env.lambda_of(call, self.function)
+        if run is not None:
+            return self._expanded(s, run[0].body, value, whole, negated, _bind(run[1], call, s, self))
         callee = self.env.callee(call, self.function)
         if callee is None:
             return s
@@ -1150,9 +1165,9 @@ class Walker:
     def _local_predicate(self, call: ast.Call, depth: int) -> bool:
         if depth >= 3:
             return False
-        lam = self.env.lambda_of(call, self.function)
-        if lam is not None:
-            return self.guard_like(lam.body, depth + 1)
+        run = self.env.lambda_of(call, self.function)
+        if run is not None:
+            return self.guard_like(run[0].body, depth + 1)
         callee = self.env.callee(call, self.function)
         if callee is None:
             return False
@@ -1564,6 +1579,16 @@ def _sentinel(s: State, test: ast.expr, rebound: set[str]) -> State:
             out = out.copy() if out is s else out
             out.groups[key] = f._replace(nonnull=kept)
     return out
+
+
+def _zipped(stmt: ast.For | ast.AsyncFor) -> list[tuple[str, str]]:
+    """The names a `for a, b in zip(xs, ys)` binds, each with the text of the sequence it walks."""
+    target, it = stmt.target, stmt.iter
+    if not (isinstance(target, ast.Tuple) and isinstance(it, ast.Call) and dotted(it.func) == "zip"
+            and len(it.args) == len(target.elts)):
+        return []
+    return [(t.id, text) for t, a in zip(target.elts, it.args, strict=True)
+            if isinstance(t, ast.Name) and (text := dotted(a)) is not None]
 
 
 def _rebound(stmt: ast.While) -> set[str]:

@@ -23,7 +23,7 @@ from bot.analyze.env import (
 from bot.analyze.flow import Atom, CallSite, ChainSite, Check, CollectiveSite, Facts, Sites, State, Walker
 from bot.analyze.module import ModuleFacts
 from bot.analyze.names import dotted, leaf_name
-from bot.analyze.scan import POINT_TO_POINT, PROCESS_GROUP_NAME
+from bot.analyze.scan import GROUP_NAME, POINT_TO_POINT, PROCESS_GROUP_NAME
 from bot.analyze.slicing import HELPER_LEVELS
 from bot.analyze.terms import Null, SizeOf, is_bool_call, is_none, none_test, presence, without_not
 from bot.model import Confidence
@@ -753,10 +753,11 @@ def _world_counted_when_none(module: ModuleFacts, function: FunctionInfo) -> Ite
     if not (expressions or statements):
         return  # nothing to look for (most functions: the walk was a tenth of the verdicts)
     for node in module.env.nodes(function.node, (ast.If, ast.IfExp)):
-        if statements and isinstance(node, ast.If) and (test := none_test(node.test)) is not None \
-                and (key := dotted(test.target)) is not None:
-            # `if g is None: return list(range(dist.get_world_size()))`: what None stands for is the world
-            block = node.body if test.is_none else node.orelse
+        if statements and isinstance(node, ast.If) and (tested := _tested_presence(node.test)) is not None \
+                and (key := dotted(tested[0])) is not None:
+            # `if g is None: return list(range(dist.get_world_size()))`, `if g: n = g.size() else: n =
+            # dist.get_world_size()`: what None stands for is the world
+            block = node.orelse if tested[1] else node.body
             # (the world's size asked there; a name like `world_size` is too often a local that is 1 for None)
             if any(module.ctx.is_world_size(n) for stmt in block for n in ast.walk(stmt)):
                 yield key
@@ -773,6 +774,13 @@ def _world_counted_when_none(module: ModuleFacts, function: FunctionInfo) -> Ite
             yield key  # `dist.get_world_size()` (no group: the world's), `self.world_size`
         elif held is not None and _holds_world_size(module, function, held):
             yield key  # `self.n_all`, set to `dist.get_world_size()`
+
+
+def _tested_presence(test: ast.expr) -> tuple[ast.expr, bool] | None:
+    """The name or attribute a None test or a truthiness test asks about, and whether the test holds when it is
+    there (bot.analyze.terms.presence; None for any other test)."""
+    tested, present = presence(test)
+    return (tested, present) if isinstance(tested, (ast.Name, ast.Attribute)) else None
 
 
 def _holds_world_size(module: ModuleFacts, function: FunctionInfo, name: str) -> bool:
@@ -1053,8 +1061,18 @@ def _sized_as_world(module: ModuleFacts, site: CollectiveSite) -> bool:
 
 def _callers(module: ModuleFacts) -> dict[int, list[CallSite]]:
     out: dict[int, list[CallSite]] = {}
+    env = module.env
     for call in module.sites.calls.values():
         out.setdefault(id(call.callee.node), []).append(call)
+        # `self.communicate(y)` in a base class runs a subclass's override too (for an instance of the subclass)
+        func = call.call.func
+        if not isinstance(func, ast.Attribute) or dotted(func.value) != "self":
+            continue
+        base = env.class_of(call.callee)
+        for klass in env.classes.values() if base is not None else ():
+            override = klass.methods.get(func.attr) if klass is not base else None
+            if override is not None and any(c is base for c in env.mro(klass)[1:]):
+                out.setdefault(id(override.node), []).append(call)
     return out
 
 
@@ -1127,7 +1145,9 @@ def _map(module: ModuleFacts, helper: FunctionInfo, key: str, call: CallSite) ->
         if call.function is None:
             return None
         mine, theirs = module.env.class_of(helper), module.env.class_of(call.function)
-        return key if mine is not None and theirs is not None and mine in module.env.mro(theirs) else None
+        # (or a base class's method calling the override the helper is: self is the same instance there)
+        return key if mine is not None and theirs is not None and \
+            (mine in module.env.mro(theirs) or theirs in module.env.mro(mine)) else None
     arg = call.arguments.get(head)
     return f"{arg}{dot}{rest}" if arg is not None else None
 
@@ -1308,16 +1328,26 @@ def _copies(module: ModuleFacts, pairs: list[Pair]) -> Iterable[Copy]:
             continue
         inner = without_not(body)
         pair = by_chain.get(id(inner))
-        if pair is None and isinstance(inner, ast.BoolOp) and len(inner.values) == 2:  # folded: never walked
+        if pair is None and isinstance(inner, ast.BoolOp):  # folded (`if not dist.is_initialized(): return False`...)
             scratch = Sites()
-            Walker(module.env, f, scratch, {}, module.group_keys).chain(inner, State())
+            # (a parameter a caller hands a group is what its test is about: `g.size()` there is a group's own size)
+            handed = frozenset(p for c in module.sites.calls.values() if c.callee is f
+                               for p, key in c.arguments.items() if key is not None and _module_group(module, key))
+            Walker(module.env, f, scratch, {}, module.group_keys | handed).chain(inner, State())
             pair = next((p for chain in scratch.chains.values() for p in chain_pairs(chain)), None)
         if pair is None or not _only_the_guard(module, pair):
             continue
         key = pair.none.key
         params = f.params[1:] if f.is_method else f.params
-        if key in params or (f.is_method and key.startswith("self.")) or (not params and key in _fetched(module, f)):
+        # (with no parameter: a group it fetches itself, or the module's global that is None until set)
+        if key in params or (f.is_method and key.startswith("self.")) or \
+                (not params and (key in _fetched(module, f) or key in module.env.optional_globals)):
             yield Copy(f.node.name, f.node, pair, key, f)
+
+
+def _module_group(module: ModuleFacts, key: str) -> bool:
+    """A key the file passes as a group somewhere, or named as one."""
+    return key in module.group_keys or bool(GROUP_NAME.search(leaf_name(key)))
 
 
 def _fetched(module: ModuleFacts, function: FunctionInfo) -> set[str]:

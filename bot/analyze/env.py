@@ -16,7 +16,7 @@ from bot.analyze.elsewhere import HelperSize, measures
 from bot.analyze.names import dotted, leaf_name
 from bot.analyze.returns import returned_test
 from bot.analyze.scan import GROUP_NAME, global_statements
-from bot.analyze.source import ParsedSource, after_docstring, child_blocks
+from bot.analyze.source import ParsedSource, after_docstring, child_blocks, statements
 from bot.analyze.terms import Null, Separate, is_none, mapping_get, none_test, presence, size_compare
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
@@ -200,7 +200,7 @@ class ModuleEnv:
                                 info_c.lambdas[target.id] = lam
                 init = info_c.methods.get("__init__")
                 if init is not None:  # `self._sp_active = lambda: ...` set once in the constructor, as at class level
-                    for node in ast.walk(init.node):
+                    for node in statements(init.node.body):  # (statements only: no expression holds one)
                         if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Lambda):
                             for target in _targets(node):
                                 if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
@@ -1041,7 +1041,7 @@ def _targets(node: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
 
 def sole_binding(function: FunctionNode, name: str) -> ast.expr | None:
     """The value of the function's one assignment to the local ``name`` (None: none, or several)."""
-    bound = [node.value for node in ast.walk(function) if isinstance(node, ast.Assign)
+    bound = [node.value for node in statements(function.body) if isinstance(node, ast.Assign)
              and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)]
     return bound[0] if len(bound) == 1 else None
 

@@ -25,6 +25,7 @@ from bot.analyze.module import ModuleFacts
 from bot.analyze.names import dotted, leaf_name
 from bot.analyze.scan import GROUP_NAME, POINT_TO_POINT, PROCESS_GROUP_NAME
 from bot.analyze.slicing import HELPER_LEVELS
+from bot.analyze.source import statements
 from bot.analyze.terms import Null, SizeOf, is_bool_call, is_none, none_test, presence, without_not
 from bot.model import Confidence
 
@@ -369,7 +370,7 @@ def _local(key: str, function: FunctionInfo | None) -> bool:
     if "." in key or function is None or key in function.params:
         return False
     return any(isinstance(name, ast.Name) and name.id == key
-               for node in ast.walk(function.node) if isinstance(node, (ast.Assign, ast.AnnAssign, ast.For))
+               for node in statements(function.node.body) if isinstance(node, (ast.Assign, ast.AnnAssign, ast.For))
                for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
                for name in ast.walk(target))
 
@@ -789,8 +790,9 @@ def _holds_world_size(module: ModuleFacts, function: FunctionInfo, name: str) ->
     scope: ast.AST = klass.node if klass is not None else function.node
     held = module.world_sized.get(id(scope))
     if held is None:  # one walk per scope (a class can be most of the file), whatever names are asked
+        # (statements only: an assignment never sits inside an expression)
         held = module.world_sized[id(scope)] = frozenset(
-            text for n in module.env.nodes(scope, ast.Assign) if module.ctx.is_world_size(n.value)
+            text for n in statements([scope]) if isinstance(n, ast.Assign) and module.ctx.is_world_size(n.value)
             for t in n.targets if (text := dotted(t)) is not None)
     return name in held
 
@@ -1052,7 +1054,7 @@ def _sized_as_world(module: ModuleFacts, site: CollectiveSite) -> bool:
                if q.function is site.function and q.key == site.key and not q.facts.nonnull and not q.facts.pred]
     if not queries:
         return False
-    tested = {id(n) for node in ast.walk(site.function.node) if isinstance(node, ast.Compare) for n in ast.walk(node)}
+    tested = {id(n) for node in module.env.nodes(site.function.node, ast.Compare) for n in ast.walk(node)}
     return any(id(q.call) not in tested for q in queries)
 
 

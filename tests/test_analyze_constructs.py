@@ -2700,6 +2700,24 @@ CASES = [
              if self.static_peers(self.pp_group):
                  dist.broadcast(loss, src=0, group=self.pp_group)
      """, [("PG107", 2), ("PG107", 3)]),
+    ("rebind: a helper of no arguments returning a group and its size is unpacked place by place", """
+     class Gate:
+         def __init__(self, ep_group=None, cp_group=None):
+             self.ep_group, self.cp_group = ep_group, cp_group
+         def _ep(self):
+             if self.ep_group is None:
+                 return None, 1
+             return self.ep_group, dist.get_world_size(self.ep_group)
+         def _cp(self):
+             return self.cp_group, dist.get_world_size(self.cp_group)
+         def balance(self, counts):
+             g, n = self._ep()
+             if n > 1:
+                 dist.all_reduce(counts, group=g)
+             h, m = self._cp()
+             if m > 1:
+                 dist.all_reduce(counts, group=h)
+     """, [("PG101", 12), ("PG104", 15)]),
     ("flow: a comprehension's filters narrow what it builds and are tests like any other", """
      def start(buckets, groups):
          works = [dist.all_reduce(b, group=g, async_op=True) for b, g in zip(buckets, groups) if g is not None]

@@ -550,6 +550,8 @@ class Walker:
     def assign(self, s: State, target: ast.expr, value: ast.expr) -> None:
         if isinstance(target, (ast.Tuple, ast.List)):
             values = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) else None
+            if values is None and type(value) is ast.Call:
+                values = self._unpacked_return(value, len(target.elts))
             packed = self._packed_on_ctx(value) if values is None else None
             for i, t in enumerate(target.elts):
                 if values is not None:
@@ -564,6 +566,7 @@ class Walker:
             if isinstance(target, ast.Starred):
                 self.kill_target(s, target.value)
             return
+        value = _collapsed(value)
         if text in self.partials and not (isinstance(value, ast.Call) and self.ctx.partial_collective(value)):
             del self.partials[text]  # rebound to something else
         if isinstance(target, ast.Name) and self.ctx.asks_ranks:
@@ -644,6 +647,20 @@ class Walker:
                 return True
             scope = scope.parent
         return False
+
+    def _unpacked_return(self, call: ast.Call, size: int) -> list[ast.expr] | None:
+        """`g, n = self._group_and_size()`: what an in-file helper of no arguments (a method of self's, or a
+        module function) returns in each place of its tuple, on every path (`if self.g is None: return None, 1`
+        then `return self.g, ws(self.g)`: `None if self.g is None else self.g`, `1 if ... else ws(self.g)`)."""
+        if call.args or call.keywords:
+            return None
+        helper = self.env.callee(call, self.function)
+        if helper is None or helper.params[1 if helper.is_method else 0:]:
+            return None
+        if helper.is_method and not (isinstance(call.func, ast.Attribute) and dotted(call.func.value) == "self"):
+            return None  # (its self is another object)
+        returned = self.env.returned(helper)
+        return _placed(returned, size) if returned is not None else None
 
     def _packed_on_ctx(self, value: ast.expr) -> str | None:
         """`ctx.saved` in an autograd backward, where forward packed several values (`ctx.saved = n, grp`)."""
@@ -1579,6 +1596,31 @@ def _sentinel(s: State, test: ast.expr, rebound: set[str]) -> State:
             out = out.copy() if out is s else out
             out.groups[key] = f._replace(nonnull=kept)
     return out
+
+
+def _collapsed(value: ast.expr) -> ast.expr:
+    """`None if g is None else g` (or `g if g is not None else None`) is g."""
+    if not isinstance(value, ast.IfExp):
+        return value
+    test = none_test(value.test)
+    if test is None or (held := dotted(test.target)) is None:
+        return value
+    when_none, other = (value.body, value.orelse) if test.is_none else (value.orelse, value.body)
+    return other if _const_none(when_none) and dotted(other) == held else value
+
+
+def _placed(value: ast.expr, size: int) -> list[ast.expr] | None:
+    """Each place of a tuple-valued expression: a tuple's elements, a conditional expression's places each a
+    conditional expression over the same test (new nodes where the conditional is)."""
+    if isinstance(value, ast.Tuple):
+        return list(value.elts) if len(value.elts) == size and not any(isinstance(e, ast.Starred) for e in value.elts) \
+            else None
+    if isinstance(value, ast.IfExp):
+        body, orelse = _placed(value.body, size), _placed(value.orelse, size)
+        if body is None or orelse is None:
+            return None
+        return [ast.copy_location(ast.IfExp(value.test, b, o), value) for b, o in zip(body, orelse, strict=True)]
+    return None
 
 
 def _zipped(stmt: ast.For | ast.AsyncFor) -> list[tuple[str, str]]:

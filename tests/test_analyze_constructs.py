@@ -2718,6 +2718,49 @@ CASES = [
              if m > 1:
                  dist.all_reduce(counts, group=h)
      """, [("PG101", 12), ("PG104", 15)]),
+    ("mpu: a loop over what a sibling helper collects from parallel-state getters", """
+     def register(param, names):
+         from megatron.core import parallel_state as ps
+         def _groups():
+             out = []
+             for name in names:
+                 if name == "tp":
+                     out.append(ps.get_tensor_model_parallel_group())
+             return out
+         def _mixed():
+             return [ps.get_tensor_model_parallel_group(), make_group()]
+         def hook(grad):
+             for grp in _groups():
+                 if grp is not None and dist.get_world_size(grp) > 1:
+                     dist.all_reduce(grad, group=grp)
+             for grp in _mixed():
+                 if grp is not None and dist.get_world_size(grp) > 1:
+                     dist.all_reduce(grad, group=grp)
+         param.register_hook(hook)
+     """, [("PG101", 16)]),
+    ("size: a size a typed holder's class caches (a dataclass's __post_init__), read through the holder", """
+     from dataclasses import dataclass, field
+     from typing import Optional
+     @dataclass
+     class Parallel:
+         cp_group: Optional[dist.ProcessGroup] = None
+         dp_group: Optional[dist.ProcessGroup] = None
+         cp_size: int = field(init=False)
+         dp_size: int = field(init=False, default=1)
+         def __post_init__(self):
+             self.cp_size = dist.get_world_size(self.cp_group)
+             if self.dp_group is not None:
+                 self.dp_size = dist.get_world_size(self.dp_group)
+     class Ring:
+         def __init__(self, cfg: Parallel):
+             self.cfg = cfg
+         def merge(self, lse):
+             if self.cfg.cp_size > 1:
+                 dist.all_reduce(lse, group=self.cfg.cp_group)
+     def metrics(m, cfg: Parallel):
+         if cfg.dp_size > 1:
+             dist.all_reduce(m, group=cfg.dp_group)
+     """, [("PG106", 17), ("PG101", 20)]),
     ("flow: a comprehension's filters narrow what it builds and are tests like any other", """
      def start(buckets, groups):
          works = [dist.all_reduce(b, group=g, async_op=True) for b, g in zip(buckets, groups) if g is not None]

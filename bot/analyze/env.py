@@ -496,9 +496,12 @@ class ModuleEnv:
             if klass is not None and self.is_autograd(klass):
                 return self.method(klass, "forward")
         if isinstance(func, ast.Name):
-            nested = self.closures.get(id(function.node)) if function is not None else None
-            if nested is not None and func.id in nested:  # `def _gather(): ...` then `_gather()` in its function
-                return nested[func.id]
+            scope = function
+            while scope is not None:  # `def _gather(): ...` then `_gather()` in its function, or in a sibling
+                nested = self.closures.get(id(scope.node))
+                if nested is not None and func.id in nested:
+                    return nested[func.id]
+                scope = scope.parent
             found = self.module_functions.get(func.id)
             alias = self.aliased(func) if found is None else None
             return self.callee(ast.Call(func=alias, args=[], keywords=[]), function) if alias is not None else found

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from bot.analyze.context import GROUP_GETTER, Collective
-from bot.analyze.env import FunctionInfo, ModuleEnv
+from bot.analyze.env import FunctionInfo, ModuleEnv, own_statements
 from bot.analyze.names import dict_entry, dotted, indexed, leaf_name
 from bot.analyze.scan import GROUP_NAME
 from bot.analyze.terms import (
@@ -286,7 +286,12 @@ class Walker:
         What the closure's own parameters shadow is dropped."""
         outer = self.sites.closures.get(id(self.function.node)) if self.function is not None else None
         if outer is None or outer.bottom:
-            return State()
+            start = State()
+            if self.klass is not None and self.function is not None and self.function.node.name in _CONSTRUCTORS:
+                # the instance starts with its class's constant defaults (`n = 1`; a dataclass's only where the
+                # constructor takes no argument for it: `n: int = field(init=False, default=1)`)
+                start.sizes.update((f"self.{name}", Const(value)) for name, value in _class_defaults(self.klass.node))
+            return start
         assert self.function is not None
         return _shadowed(outer, _parameters(self.function.node.args))
 
@@ -485,6 +490,9 @@ class Walker:
                 if _SIZE_LIKE.search(source.rpartition(".")[2]):
                     # `for g, n in zip(groups, sizes)`: n is a count supplied beside the group, not its size
                     entry.sizes[name] = Separate("supplied", source)
+            if isinstance(stmt.target, ast.Name) and type(stmt.iter) is ast.Call:
+                # `for grp in _groups():` over what a helper collects from parallel-state getters
+                self.mpu_held[stmt.target.id] = self._collects_mpu(stmt.iter)
         end = entry
         breaks: list[State] = []
         rebound = _rebound(stmt) if isinstance(stmt, ast.While) else set()
@@ -783,6 +791,22 @@ class Walker:
         return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
             func.value.id in self.state_objects and _GROUP_GETTER.match(func.attr) is not None
 
+    def _collects_mpu(self, call: ast.Call) -> bool:
+        """Does the in-file helper ``call`` runs hand back only groups of mpu / parallel-state getters, appended
+        to a list (`out.append(ps.get_tensor_model_parallel_group())`) or returned in one?"""
+        helper = self.env.callee(call, self.function)
+        if helper is None:
+            return False
+        held: list[ast.expr] = []
+        for stmt in own_statements(helper.node.body):
+            value = stmt.value if isinstance(stmt, (ast.Expr, ast.Return)) else None
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "append" \
+                    and len(value.args) == 1:
+                held.append(value.args[0])
+            elif isinstance(stmt, ast.Return) and isinstance(value, (ast.List, ast.Tuple)):
+                held.extend(value.elts)
+        return bool(held) and all(self._mpu_value(v) for v in held)
+
     def mpu(self, key: str) -> bool:
         """Does ``key`` hold the group of an mpu / parallel-state getter (a local, or an attribute the class only
         ever sets to one)?"""
@@ -858,6 +882,9 @@ class Walker:
                 return s.sizes[text]
             if key is not None and key.startswith("self.") and self.summary is not None and key in self.summary.sizes:
                 return self.summary.sizes[key]
+            held = self._held_size(key) if key is not None and "." in key else None
+            if held is not None:
+                return held
             if key is not None and self.env.singletons and "." in key:
                 held = self._singleton_size(key)
                 if held is not None:
@@ -898,6 +925,18 @@ class Walker:
             b_state = self.assume(s, node.test, False, node.test, True)
             return join_term(self.term(node.body, a_state), a_state, self.term(node.orelse, b_state), b_state, self)
         return None
+
+    def _held_size(self, key: str) -> SizeTerm | None:
+        """`self.cfg.cp_size`, `cfg.dp_size`: a size the class of the holder (typed where it is bound, as for its
+        optional fields) caches on its instances, of the holder's own group (`SizeOf("self.cp_group")` there is
+        `self.cfg.cp_group` here)."""
+        holder, _, leaf = key.rpartition(".")
+        klass = self.env.held_class(holder, self.function)
+        summary = self.summaries.get(id(klass.node)) if klass is not None else None
+        term = summary.sizes.get(f"self.{leaf}") if summary is not None else None
+        if not isinstance(term, SizeOf) or not term.group.startswith("self."):
+            return None
+        return term._replace(group=f"{holder}.{term.group[5:]}", via=key if term.via is not None else None)
 
     def _supplied_attribute(self, key: str) -> Separate | None:
         """`self.tp_n`, set in the class only to constants and to separately supplied sizes (`mpu.get_x_size()`,
@@ -1409,6 +1448,8 @@ class Walker:
                 if kw.arg is not None:
                     arguments[kw.arg] = self.canon(kw.value, s)
             keys = {k for k in arguments.values() if k is not None} | {k for k in s.groups}
+            if callee.parent is not None and callee.parent is self.function:
+                keys |= set(self.function.params)  # a closure reads its function's parameters as they are here
             self.sites.calls[id(call)] = CallSite(
                 call, callee, self.function, {k: self.facts(s, k) for k in keys}, s.separate, arguments, s.path,
                 stmt, not (isinstance(stmt, ast.Expr) and stmt.value is call), self.lambdas > 0 or later is not None)
@@ -1595,6 +1636,34 @@ def _sentinel(s: State, test: ast.expr, rebound: set[str]) -> State:
         if kept != f.nonnull:
             out = out.copy() if out is s else out
             out.groups[key] = f._replace(nonnull=kept)
+    return out
+
+
+_CONSTRUCTORS = frozenset({"__init__", "__post_init__"})
+
+
+def _class_defaults(klass: ast.ClassDef) -> list[tuple[str, int]]:
+    """Integer constants a class gives its attributes at class level that an instance starts with."""
+    dataclass = any(dotted(d.func if isinstance(d, ast.Call) else d) in ("dataclass", "dataclasses.dataclass")
+                    for d in klass.decorator_list)
+    out = []
+    for item in klass.body:
+        if isinstance(item, ast.Assign) and len(item.targets) == 1 and isinstance(item.targets[0], ast.Name):
+            name, value = item.targets[0].id, item.value
+        elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name) and item.value is not None:
+            name, value = item.target.id, item.value
+        else:
+            continue
+        if isinstance(value, ast.Call) and dotted(value.func) in ("field", "dataclasses.field"):
+            given = {k.arg: k.value for k in value.keywords}
+            init = given.get("init")
+            if "default" not in given or not (isinstance(init, ast.Constant) and init.value is False):
+                continue  # (a field the constructor sets from its argument)
+            value = given["default"]
+        elif dataclass and isinstance(item, ast.AnnAssign):
+            continue  # a dataclass field with a default: the constructor's argument
+        if isinstance(value, ast.Constant) and type(value.value) is int:
+            out.append((name, value.value))
     return out
 
 

@@ -1112,7 +1112,8 @@ class Walker:
                 body = self.env.returned(prop)
                 if body is not None and self.depth < _MAX_DEPTH:
                     return self._expanded(s, body, value, whole, negated, {})
-            if self.is_group(key):
+            # (a group by name, or a local that may hold None: `sp = getattr(self, "sp_group", None)`, then `if sp:`)
+            if self.is_group(key) or (type(node) is ast.Name and self.facts(s, key).null == Null.MAYBE):
                 return self._none(s, node, value, Check(node, whole, negated, "none"), NoneTest(node, is_none=False))
         return s
 
@@ -1412,7 +1413,8 @@ class Walker:
                 self.partials[stmt.targets[0].id] = coll  # decided where it is called, with the facts there
                 return
         if coll is not None:
-            key = self.canon(coll.group, s) if coll.group is not None else None
+            # (`group=g if g is not None else None` is g)
+            key = self.canon(_collapsed(coll.group), s) if coll.group is not None else None
             peers = self._peer_group(call, coll) if coll.group is None and self.rank_of else None
             used = not (isinstance(stmt, ast.Expr) and stmt.value is call)
             world_call = peers is None and (coll.group is None or _const_none(coll.group) or ctx.is_world(coll.group))
@@ -1498,6 +1500,9 @@ class Walker:
 
     def classify(self, index: int, node: ast.expr, s: State) -> Atom | None:
         nt = none_test(node)
+        if nt is None and type(node) is ast.UnaryOp and type(node.op) is ast.Not and \
+                (flipped := none_test(node.operand)) is not None:
+            nt = flipped._replace(is_none=not flipped.is_none)  # `not g is None` is `g is not None`
         if nt is not None:
             key = self.canon(nt.target, s)
             return Atom(index, node, key, "none", is_none=nt.is_none) if key is not None else None
@@ -1513,7 +1518,8 @@ class Walker:
             inner = inner.args[0]  # `bool(g)` is g's truthiness
         if isinstance(inner, (ast.Name, ast.Attribute)):
             key = self.canon(inner, s)
-            if key is not None and self.is_group(key):
+            if key is not None and (self.is_group(key) or (type(inner) is ast.Name
+                                                           and self.facts(s, key).null == Null.MAYBE)):
                 return Atom(index, node, key, "none", is_none=negated)
         if self.size_methods and isinstance(inner, ast.Call) and dotted(inner.func) == "callable" \
                 and len(inner.args) == 1 and isinstance(inner.args[0], ast.Name) and inner.args[0].id in self.size_methods:

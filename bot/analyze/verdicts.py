@@ -202,8 +202,9 @@ def decide(module: ModuleFacts) -> Verdicts:
             continue
         # Words can make a parameter or an attribute optional; a local bound here (`group = mesh.get_group(0)`)
         # holds what the flow says, and a comment naming it talks about something else of that name.
+        # (a required parameter of a helper the file calls: its callers decide, and an unguarded one is reported)
         documented = f.null == Null.UNKNOWN and module.env.absent_documented(site.key, site.function) and \
-            not _local(site.key, site.function)
+            not _local(site.key, site.function) and not _decided_by_callers(site, callers)
         if site.separate or (f.null != Null.MAYBE and not documented) or site.collective.family == "wrapper":
             continue  # (a wrapper's body is elsewhere: what it does with None is unknown)
         # (a buffer sized by the group's size counts on None being the world, unless the docs say it is absent)
@@ -363,6 +364,13 @@ def _size_only(v: Verdicts, site: CollectiveSite, f: Facts, world: set[str]) -> 
                                          and not module.env.absent_documented(site.key, site.function)):
             continue
         (v.cached if via and _on_instance(module, via, site.function) else v.size_only).append((site, c))
+
+
+def _decided_by_callers(site: CollectiveSite, callers: dict[int, list[CallSite]]) -> bool:
+    """The group is a parameter of the site's function with no default, and the file calls that function."""
+    function = site.function
+    return function is not None and site.key in function.params and \
+        site.key not in optional_params(function.node) and bool(callers.get(id(function.node)))
 
 
 def _local(key: str, function: FunctionInfo | None) -> bool:

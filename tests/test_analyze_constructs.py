@@ -2761,6 +2761,31 @@ CASES = [
          if cfg.dp_size > 1:
              dist.all_reduce(m, group=cfg.dp_group)
      """, [("PG106", 17), ("PG101", 20)]),
+    ("c10d: a gather or all-to-all on a group-named receiver takes an output and an input, a wrapper's one", """
+     def relocate(x, allgather_group=None, pg=None):
+         if allgather_group is not None:
+             x = allgather_group.allgather(x.contiguous())
+         if pg is not None:
+             pg.allgather([[x]], [x])
+         return x
+     """, [("PG103", 4)]),
+    ("which None: a None side that hands the same helper a group of its own has a fallback, not an absence", """
+     from state import default_shard_group
+     def _sum_over(t, grp):
+         dist.all_reduce(t, group=grp)
+         return t
+     class Head:
+         def __init__(self, shard_group=None):
+             self.shard_group = shard_group
+         def combine(self, partial):
+             if self.shard_group is None:
+                 return _sum_over(partial, default_shard_group())
+             return _sum_over(partial, self.shard_group)
+         def scatter(self, partial):
+             if self.shard_group is None:
+                 return partial
+             return _sum_over(partial, self.shard_group)
+     """, []),
     ("flow: a comprehension's filters narrow what it builds and are tests like any other", """
      def start(buckets, groups):
          works = [dist.all_reduce(b, group=g, async_op=True) for b, g in zip(buckets, groups) if g is not None]

@@ -16,6 +16,9 @@ GROUP_METHODS = frozenset({"allreduce", "allreduce_coalesced", "allgather", "all
 # calls them, on a list of tensors (`group.broadcast([t], opts)`; a coordinator takes the tensor).
 _SHARED = frozenset({"broadcast", "barrier", "reduce_scatter", "reduce"})
 _PG_RECEIVER = re.compile(r"(^|_)pg(_|$)|process_?group", re.I)
+# c10d's gathers, scatters and all-to-alls take an output and an input: a one-argument `group.allgather(x)` is a
+# wrapper's own method (Galvatron's `CommGroup.allgather(input)`)
+_OUTPUT_AND_INPUT = GROUP_METHODS - {"allreduce", "allreduce_coalesced"}
 
 
 def method_receiver(call: ast.Call) -> ast.Name | ast.Attribute | None:
@@ -28,6 +31,8 @@ def method_receiver(call: ast.Call) -> ast.Name | ast.Attribute | None:
     receiver = func.value
     leaf = receiver.attr if isinstance(receiver, ast.Attribute) else receiver.id
     if func.attr in GROUP_METHODS:
+        if func.attr in _OUTPUT_AND_INPUT and len(call.args) + len(call.keywords) < 2:
+            return None
         return receiver if PROCESS_GROUP_NAME.search(leaf) else None
     c10d = bool(call.args) and isinstance(call.args[0], ast.List) and PROCESS_GROUP_NAME.search(leaf) is not None
     return receiver if c10d or _PG_RECEIVER.search(leaf) else None

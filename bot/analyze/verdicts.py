@@ -683,6 +683,19 @@ def _world_fallbacks(module: ModuleFacts) -> set[str]:
             world_here = name in passed and module.ctx.is_world(passed[name])
             handed[param] = (call.callee, handed.get(param, (call.callee, True))[1] and world_here)
     out.update(_owner(module, name, callee) for (_, name), (callee, always) in handed.items() if always)
+    # `if g is None: return helper(x, default_group())` beside `helper(x, g)`: None has a group put in its place
+    passes: dict[tuple[int, int, str], set[str]] = {}
+    for call in module.sites.calls.values():
+        for slot, held in call.arguments.items():
+            if held is not None:
+                passes.setdefault((id(call.callee.node), id(call.function.node) if call.function else 0, slot),
+                                  set()).add(held)
+    for call in module.sites.calls.values():
+        absent = {k for k, f in call.groups.items() if f.null == Null.NONE}
+        for slot, held in call.arguments.items() if absent else ():
+            if held is None:  # (a getter's call there, not a name)
+                same = passes.get((id(call.callee.node), id(call.function.node) if call.function else 0, slot), set())
+                out.update(_owner(module, k, call.function) for k in absent & same)
     # `grp: ProcessGroup | None = dist.group.WORLD`: the world by default, so a None passed is the world too
     for function in module.env.functions:
         if function.node.args.defaults or function.node.args.kw_defaults:

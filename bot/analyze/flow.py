@@ -1175,7 +1175,10 @@ class Walker:
         if body is None:
             return s
         params = self.env.call_params(callee, call)
-        return self._expanded(s, body, value, whole, negated, _bind(params, call, s, self))
+        binding = _bind(params, call, s, self)
+        if callee.params[:1] == ["cls"] and isinstance(call.func, ast.Attribute) and dotted(call.func.value) == "self":
+            binding["cls"] = "self"  # a classmethod asked through the instance reads the class-level names it sees
+        return self._expanded(s, body, value, whole, negated, binding)
 
     def _expanded(self, s: State, body: ast.expr, value: bool, whole: ast.expr, negated: bool,
                   binding: dict[str, str], sizes: dict[str, SizeTerm] | None = None) -> State:

@@ -386,7 +386,9 @@ def _local(key: str, function: FunctionInfo | None) -> bool:
 def _on_instance(module: ModuleFacts, via: str, function: FunctionInfo | None) -> bool:
     """Is the size cached on an instance: `self.n`, or `LAYOUT.n` of a module-level instance of a class here?"""
     head, dot, _ = via.partition(".")
-    return bool(dot) and (head == "self" or module.env.singleton(head, function) is not None)
+    # (or on an instance of a class of the file the holder is typed with: `ctx.size`, `ctx: SeqContext`)
+    return bool(dot) and (head == "self" or module.env.singleton(head, function) is not None
+                          or module.env.held_class(via.rpartition(".")[0], function) is not None)
 
 
 def _shapes_first(module: ModuleFacts, function: FunctionInfo | None, local: str, test: ast.AST) -> bool:
@@ -1362,9 +1364,11 @@ def _copies(module: ModuleFacts, pairs: list[Pair]) -> Iterable[Copy]:
             continue
         key = pair.none.key
         params = f.params[1:] if f.is_method else f.params
-        # (with no parameter: a group it fetches itself, or the module's global that is None until set)
-        if key in params or (f.is_method and key.startswith("self.")) or \
-                (not params and (key in _fetched(module, f) or key in module.env.optional_globals)):
+        # (with no parameter: a group it fetches itself, the module's global that is None until set, or one its
+        # enclosing function was given: `def expert_sharded(): return cfg.ep_group is not None and ...`)
+        if key in params or (f.is_method and key.startswith(("self.", "cls."))) or \
+                (not params and (key in _fetched(module, f) or key in module.env.optional_globals
+                                 or (f.parent is not None and key.partition(".")[0] in f.parent.params))):
             yield Copy(f.node.name, f.node, pair, key, f)
 
 

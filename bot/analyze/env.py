@@ -605,12 +605,9 @@ class ModuleEnv:
             for line in _mentions(doc, leaf):
                 if _reads(line) == "world":
                     return True
-        if function is not None and self._the_only_group(name, function):
-            # `"""None means the default group."""` over `def all_reduce(t, pg=None)`: it can only mean pg
-            doc = ast.get_docstring(function.node, clean=False) or ""
-            clauses = (c for line in doc.splitlines() for c in re.split(r"[.;]", line))
-            if any(_reads(c, numpy_default=False) == "world" for c in clauses):
-                return True
+        # `"""None means the default group."""` over `def all_reduce(t, pg=None)`: it can only mean pg
+        if function is not None and self._the_only_group(name, function) and _docstring_says_world(function.node):
+            return True
         if any(_reads(c) == "world" for c in self._held_comments(name, function)):
             return True
         return any(re.search(r"\bworld|default group|global group", c, re.I) or _reads(c) == "world"
@@ -963,12 +960,17 @@ def _returns_group_or_none(function: FunctionInfo) -> bool:
     if any(isinstance(n, ast.Call) and (dotted(n.func) or "").endswith("get_world_size") and not n.args
            and not n.keywords for t in tests for n in ast.walk(t)):
         return False
-    doc = ast.get_docstring(function.node, clean=False) or ""
-    if any(_reads(clause, numpy_default=False) == "world" for clause in re.split(r"[.;\n]", doc)):
+    if _docstring_says_world(function.node):
         return False
     given = [v for v in values if v is not None and not is_none(v)]
     named = [dotted(v.func if isinstance(v, ast.Call) else v) or "" for v in given]
     return bool(given) and (bool(GROUP_NAME.search(function.node.name)) or any(GROUP_NAME.search(leaf_name(n)) for n in named))
+
+
+def _docstring_says_world(function: FunctionNode) -> bool:
+    """A clause of the function's docstring says None is the world (`None means the default group.`)."""
+    doc = ast.get_docstring(function, clean=False) or ""
+    return any(_reads(c, numpy_default=False) == "world" for line in doc.splitlines() for c in re.split(r"[.;]", line))
 
 
 def _static_lambda(value: ast.expr) -> ast.Lambda | None:

@@ -774,6 +774,11 @@ class Walker:
             origin = self._origins[key] = Facts(self.env.origin(key, self.function))
         return origin
 
+    def _truthy_group(self, node: ast.expr, key: str, s: State) -> bool:
+        """Is a truthiness test of ``node`` a None test: a group by name, or a local that may hold None (`sp =
+        getattr(self, "sp_group", None)`, then `if sp:`)?"""
+        return self.is_group(key) or (type(node) is ast.Name and self.facts(s, key).null == Null.MAYBE)
+
     def is_group(self, key: str) -> bool:
         return (key in self.group_keys or bool(GROUP_NAME.search(leaf_name(key)))) and not self.mpu(key)
 
@@ -1112,8 +1117,7 @@ class Walker:
                 body = self.env.returned(prop)
                 if body is not None and self.depth < _MAX_DEPTH:
                     return self._expanded(s, body, value, whole, negated, {})
-            # (a group by name, or a local that may hold None: `sp = getattr(self, "sp_group", None)`, then `if sp:`)
-            if self.is_group(key) or (type(node) is ast.Name and self.facts(s, key).null == Null.MAYBE):
+            if self._truthy_group(node, key, s):
                 return self._none(s, node, value, Check(node, whole, negated, "none"), NoneTest(node, is_none=False))
         return s
 
@@ -1521,8 +1525,7 @@ class Walker:
             inner = inner.args[0]  # `bool(g)` is g's truthiness
         if isinstance(inner, (ast.Name, ast.Attribute)):
             key = self.canon(inner, s)
-            if key is not None and (self.is_group(key) or (type(inner) is ast.Name
-                                                           and self.facts(s, key).null == Null.MAYBE)):
+            if key is not None and self._truthy_group(inner, key, s):
                 return Atom(index, node, key, "none", is_none=negated)
         if self.size_methods and isinstance(inner, ast.Call) and dotted(inner.func) == "callable" \
                 and len(inner.args) == 1 and isinstance(inner.args[0], ast.Name) and inner.args[0].id in self.size_methods:

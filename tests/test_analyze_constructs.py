@@ -2792,6 +2792,74 @@ CASES = [
          active = {k: g for k, g in groups.items() if g is not None and dist.get_world_size(g) > 1}
          return works, active
      """, [("PG103", 2), ("PG101", 3)]),
+    ("copy: a size held in a local the copy reads once is read where it is read", """
+     class Layer:
+         def __init__(self, tp_group=None):
+             self.tp_group = tp_group
+         def _tp_on(self):
+             if self.tp_group is None:
+                 return False
+             n = dist.get_world_size(self.tp_group)
+             return n > 1
+         def forward(self, x):
+             if self._tp_on():
+                 dist.all_reduce(x, group=self.tp_group)
+             return x
+     """, [("PG107", 4)]),
+    ("copy: ... not a local bound from a call that may act (the body does more than test)", """
+     class Layer:
+         def __init__(self, tp_group=None):
+             self.tp_group = tp_group
+         def _tp_on(self):
+             if self.tp_group is None:
+                 return False
+             n = self.sync_and_count(self.tp_group)
+             return n > 1
+     """, []),
+    ("flow: a size asked in `try` with a one-rank fallback in `except`, after a None exit, is the group's size", """
+     class Counter:
+         def __init__(self, group=None):
+             self.group = group
+         def aggregate(self, counts):
+             if self.group is None:
+                 return counts
+             try:
+                 n = dist.get_world_size(self.group)
+             except RuntimeError:
+                 n = 1
+             if n == 1:
+                 return counts
+             dist.all_reduce(counts, group=self.group)
+             return counts
+     """, [("PG102", 5)]),
+    ("optional: a getter handing back None or an entry of a container of groups", """
+     class Dims:
+         def __init__(self, groups, enabled):
+             self.groups = groups
+             self.enabled = enabled
+         def _resolve(self, name):
+             if name not in self.enabled:
+                 return None
+             return self.groups[name]
+         def reduce_axis(self, t, name):
+             grp = self._resolve(name)
+             if dist.get_world_size(grp) > 1:
+                 dist.all_reduce(t, group=grp)
+             return t
+     """, [("PG104", 11)]),
+    ("which None: a docstring saying a group left out is the world (`If not specified`, `when omitted`)", """
+     def agree(ok, t, grp=None):
+         \"\"\"AND of ok over every rank (the whole job when grp is omitted).\"\"\"
+         if dist.get_world_size(grp) == 1:
+             return ok
+         dist.all_reduce(t, group=grp)
+         return ok
+     def total(t, group=None):
+         \"\"\"group: the process group to work on. If not specified, the default process group will be used.\"\"\"
+         if dist.get_world_size(group) > 1:
+             dist.all_reduce(t, group=group)
+         return t
+     """, []),
 ]
 
 

@@ -393,14 +393,31 @@ def loss(labels, sp_mesh=None):
 '''
 
 
-def test_a_none_test_before_a_helper_elsewhere_that_tests_the_size_says_the_size_is_tested_there() -> None:
+def test_a_none_test_before_a_helper_elsewhere_that_tests_the_size_is_half_of_one_guard() -> None:
     helpers = _helpers({"pkg/loss/utils.py": LOSS_UTILS})
     found = analyze_source("pkg/loss/ce.py", LOSS, CONFIG, project_path="pkg/loss/ce.py", helpers=helpers).findings
-    # both None tests are None-only (the predicate goes at the call); the message says which helper tests the size
-    assert [(f.code, f.span.line) for f in found] == [("PG103", 5), ("PG103", 7)]
-    assert "the size is tested only further down" in found[0].message
-    assert "a single-rank or non-member group still runs it" in found[1].message
+    # the None test before `sp_gather` (which exits on one rank itself) and that exit are one guard split across
+    # files: nothing at the call (the predicate goes into the helper); `sp_all_gather` tests no size, so the
+    # None test before it is None-only
+    assert [(f.code, f.span.line) for f in found] == [("PG103", 7)]
+    assert "a single-rank or non-member group still runs it" in found[0].message
     assert helpers.tests_size("pkg.loss.utils.sp_gather") and not helpers.tests_size("pkg.loss.utils.sp_all_gather")
+    # without the project's other files, the helper is a wrapper like any other: its None test is None-only
+    alone = analyze_source("pkg/loss/ce.py", LOSS, CONFIG, project_path="pkg/loss/ce.py").findings
+    assert [(f.code, f.span.line) for f in alone] == [("PG103", 5), ("PG103", 7)]
+
+
+def test_a_helper_elsewhere_tests_the_size_held_in_a_local_or_through_its_project_size_function() -> None:
+    utils = ("import torch.distributed as dist\nfrom pkg import comm\n\n"
+             "def reduce_(x, group=None):\n    n = dist.get_world_size(group=group)\n    if n == 1:\n        return x\n"
+             "    dist.all_reduce(x, group=group)\n    return x\n\n"
+             "def gather_(x, name):\n    if comm.get_size(name) == 1:\n        return x\n"
+             "    dist.all_gather([x], x, group=comm.get_group(name))\n    return x\n\n"
+             "def other_(x, group=None):\n    n = len(x)\n    if n == 1:\n        return x\n"
+             "    dist.all_reduce(x, group=group)\n    return x\n")
+    helpers = _helpers({"pkg/utils.py": utils})
+    assert helpers.tests_size("pkg.utils.reduce_") and helpers.tests_size("pkg.utils.gather_")
+    assert not helpers.tests_size("pkg.utils.other_")  # a count of something else
 
 
 def test_a_none_test_before_a_project_helper_keeps_a_file_that_names_no_comm_module() -> None:

@@ -255,24 +255,36 @@ _HOPS = 3  # how many functions of the helper's file a group is followed through
 
 def _tests_param_size(function: ast.FunctionDef) -> bool:
     """An `if` in ``function`` tests the size of one of its parameters against one rank (`p.size() == 1`,
-    `get_world_size(p) <= 1`, `get_world_size(group=p) > 1`), alone or in a chain."""
+    `get_world_size(p) <= 1`, `get_world_size(group=p) > 1`), alone or in a chain, or a local holding that size
+    (`n = get_world_size(group=p)` then `if n == 1:`)."""
     params = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
+    held: set[str] = set()  # locals bound to a parameter's size
+    for node in ast.walk(function):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if len(targets) == 1 and isinstance(targets[0], ast.Name) and _size_of_param(node.value, params):
+                held.add(targets[0].id)
     for node in ast.walk(function):
         if not isinstance(node, ast.If):
             continue
         test = without_not(node.test)
         for part in test.values if isinstance(test, ast.BoolOp) else [test]:
             compare = size_compare(without_not(part))
-            if compare is not None and _size_of_param(compare.term, params):
+            if compare is not None and (_size_of_param(compare.term, params) or
+                                        (isinstance(compare.term, ast.Name) and compare.term.id in held)):
                 return True
     return False
 
 
+_SIZE_FUNCTION = re.compile(r"(?:^|[._])(?:world_size|get_size|group_size)$")
+
+
 def _size_of_param(term: ast.expr, params: set[str]) -> bool:
-    """`p.size()`, or `...world_size(p)` / `...world_size(group=p)` (a project's size helper too), p a parameter."""
+    """`p.size()`, or `...world_size(p)` / `...world_size(group=p)` / `comm.get_size(p)` (a project's size helper
+    too, named for a size), p a parameter."""
     if any(_own_size_of(term, p) for p in params):
         return True
-    if not isinstance(term, ast.Call) or not (dotted(term.func) or "").endswith("world_size"):
+    if not isinstance(term, ast.Call) or not _SIZE_FUNCTION.search(dotted(term.func) or ""):
         return False
     group = group_argument(term)
     return group is not None and any(_named(group, p) for p in params)

@@ -23,11 +23,15 @@ FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 _N = TypeVar("_N", bound=ast.AST)
 _COMMENT = re.compile(r"#(.*)$")
 # None documented as the world / default group ("If None, the default process group will be used").
+# A group left out is said as None is ("If not specified, the default process group will be used", torch's own
+# words; "the whole job when grp is omitted").
+_LEFT_OUT = r"(?:None|omitted|unspecified|not (?:given|passed|provided|specified|set))"
 _WORLD_DOC = re.compile(
-    r"\bNone\b[^.\n]{0,80}\b(default|global|world|(?:whole|entire) (?:world|group|process group|job|cluster)"
+    rf"\b{_LEFT_OUT}\b[^.\n]{{0,80}}\b(default|global|world|(?:whole|entire) (?:world|group|process group|job|cluster)"
     r"|all (?:the |available )?(?:ranks|processes|devices|gpus|workers)"
     r"|every (?:rank|process|device|gpu|worker))\b(?!s? (?:holds?|has|have|keeps?|owns?|stores?|computes?|gets?|sees?))"
-    r"|\b(default|global|world)\b[^.\n]{0,40}\b(group|process group)\b[^.\n]{0,40}\bNone\b",
+    rf"|\b(default|global|world)\b[^.\n]{{0,40}}\b(group|process group)\b[^.\n]{{0,40}}\b{_LEFT_OUT}\b"
+    r"|\b(?:(?:whole|entire) (?:world|job|cluster)|all ranks|every rank)\b[^.\n]{0,40}\b(?:omitted|not (?:given|passed))\b",
     re.I,
 )
 # numpy style with no None: "process_group : ProcessGroup, default = world group", "defaults to the global group"
@@ -429,7 +433,7 @@ class ModuleEnv:
     def _optional_getter(self, function: FunctionInfo) -> bool:
         value = _sole_return(function.node, (ast.Global, ast.Nonlocal, ast.Pass))
         if value is None or isinstance(value, ast.IfExp):
-            return _returns_group_or_none(function)
+            return _returns_group_or_none(function, self.ctx)
         text = dotted(value)
         if text is None:
             return False
@@ -940,7 +944,7 @@ def _singletons(env: ModuleEnv) -> dict[str, ClassInfo]:
             if classes is not None and len(classes) == 1}
 
 
-def _returns_group_or_none(function: FunctionInfo) -> bool:
+def _returns_group_or_none(function: FunctionInfo, ctx: Context) -> bool:
     """A getter that hands back None on one path and a group on another (`if len(ranks) == 1: return None` then
     `return dist.new_group(ranks)`; `return None if n == 1 else self._build_group()`): a group by the getter's name
     or by what it returns."""
@@ -957,14 +961,25 @@ def _returns_group_or_none(function: FunctionInfo) -> bool:
     if not any(v is not None and is_none(v) for v in values):
         return False
     # None for the world: `None if len(ranks) == dist.get_world_size() else new_group(ranks)`, or said so
-    if any(isinstance(n, ast.Call) and (dotted(n.func) or "").endswith("get_world_size") and not n.args
-           and not n.keywords for t in tests for n in ast.walk(t)):
+    if any(ctx.is_world_size(n) for t in tests for n in ast.walk(t)):
         return False
     if _docstring_says_world(function.node):
         return False
     given = [v for v in values if v is not None and not is_none(v)]
-    named = [dotted(v.func if isinstance(v, ast.Call) else v) or "" for v in given]
+    # (an entry of a container of groups names a group: `self.groups[name]`, `self.groups.get(name)`)
+    named = [dotted(_container_or_callee(v)) or "" for v in given]
     return bool(given) and (bool(GROUP_NAME.search(function.node.name)) or any(GROUP_NAME.search(leaf_name(n)) for n in named))
+
+
+def _container_or_callee(value: ast.expr) -> ast.expr:
+    """What names a returned value: the function called, or the container of an entry (`self.groups[name]`,
+    `self.groups.get(name)`)."""
+    if isinstance(value, ast.Subscript):
+        return value.value
+    if isinstance(value, ast.Call):
+        func = value.func
+        return func.value if isinstance(func, ast.Attribute) and func.attr == "get" else func
+    return value
 
 
 def _docstring_says_world(function: FunctionNode) -> bool:

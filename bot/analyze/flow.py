@@ -1618,10 +1618,11 @@ def join_term(ta: SizeTerm | None, a: State, tb: SizeTerm | None, b: State, w: W
                 return SizeOf(x.group, y.value, x.via)
             if null_y == Null.NONE:
                 return SizeOf(x.group, y.value if x.when_none in (None, UNREACHABLE) else None, x.via)
-            if null_x == null_y and x.when_none is None and y.value <= 1:
+            if null_x == null_y and x.when_none in (None, UNREACHABLE) and y.value <= 1:
                 # `ws(g) if dist.is_initialized() else 1`: the other path does not depend on g, so a None g still
-                # gets the world's size on this one
-                return SizeOf(x.group, None, x.via)
+                # gets the world's size on this one; where g is known present on both (`try: n = ws(g)` /
+                # `except RuntimeError: n = 1` after a None exit), a None g reaches neither
+                return SizeOf(x.group, x.when_none, x.via)
         if isinstance(x, SizeOf) and isinstance(y, SizeOf) and x.group == y.group:
             return SizeOf(x.group, x.when_none if y.when_none == UNREACHABLE else y.when_none, x.via or y.via)
     if isinstance(ta, Separate) or isinstance(tb, Separate):

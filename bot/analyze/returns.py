@@ -9,6 +9,8 @@ proof) sees the same expression however the body spells it.
     return True
 
 Early returns of values fold into conditional expressions (`if g is None: return 1` then `return ws(g)`).
+A local the body binds once to a query and reads once (`n = ws(g)` then `return n > 1`) is read as that query
+where it is read: a size query has no effect, so where it is asked does not change what the function returns.
 Folded nodes are new, placed at the statement they come from; negations are pushed into comparisons and
 through `and`/`or` (De Morgan), so a chain's atoms read as tests the analysis classifies.
 """
@@ -16,6 +18,8 @@ through `and`/`or` (De Morgan), so a chain's atoms read as tests the analysis cl
 from __future__ import annotations
 
 import ast
+import copy
+import re
 
 from bot.analyze.terms import is_bool_call
 
@@ -31,6 +35,7 @@ def returned_test(function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.expr 
     body = function.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         body = body[1:]  # docstring
+    body = _inlined(function, body)
     if not body:
         return None
     last = _outcome(body[-1])
@@ -47,6 +52,105 @@ def returned_test(function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.expr 
             return None
         result = _fold(stmt, stmt.test, then, result)
     return result if isinstance(result, ast.expr) else None
+
+
+def _inlined(function: ast.FunctionDef | ast.AsyncFunctionDef, body: list[ast.stmt]) -> list[ast.stmt]:
+    """``body`` with its query locals read in place: each `name = value` statement (a plain local, bound nowhere
+    else in the function, not a parameter; ``value`` a query, `_query`) goes, and its one later read becomes
+    ``value``. Tests and returns that read one are new nodes (the body's own stay as they are); anything else
+    (a local read twice, or before it is bound, or bound again) leaves the body as it is."""
+    if not any(isinstance(s, (ast.Assign, ast.AnnAssign)) for s in body):
+        return body
+    params = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
+    stores: dict[str, int] = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            stores[node.id] = stores.get(node.id, 0) + 1
+    bound = {t for t, _ in map(_local_binding, body) if t is not None}
+    values: dict[str, ast.expr] = {}
+    kept: list[ast.stmt] = []
+    reads = dict.fromkeys(bound, 0)
+    for stmt in body:
+        target, value = _local_binding(stmt)
+        if target is not None and value is not None:
+            if target in params or stores.get(target) != 1 or not _query(value, set(values), bound):
+                return body
+            values[target] = _substituted(value, values)
+            continue
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and node.id in reads:
+                if node.id not in values:
+                    return body  # read before it is bound
+                reads[node.id] += 1
+        kept.append(stmt)
+    if not values or any(n != 1 for n in reads.values()) or \
+            any(isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)) for s in kept):
+        return body
+    return [_substituted_statement(stmt, values) for stmt in kept]
+
+
+def _local_binding(stmt: ast.stmt) -> tuple[str | None, ast.expr | None]:
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        return stmt.targets[0].id, stmt.value
+    if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+        return stmt.target.id, stmt.value
+    return None, None
+
+
+# calls that only ask (a group's or the world's size, a length, an attribute); anything else may act
+_QUERY_CALL = re.compile(r"(?:^|_)size$|^(?:len|getattr|bool|int|min|max)$")
+
+
+def _query(value: ast.expr, inlined: set[str], bound: set[str]) -> bool:
+    """An expression with no effect to keep in its place: names, attributes, constants, operators and calls of
+    queries (`_QUERY_CALL`), reading of the locals ``bound`` in the body only those already ``inlined``."""
+    for node in ast.walk(value):
+        if isinstance(node, ast.Name) and node.id in bound and node.id not in inlined:
+            return False
+        if isinstance(node, ast.Call):
+            func = node.func
+            leaf = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if not _QUERY_CALL.search(leaf):
+                return False
+        elif isinstance(node, (ast.NamedExpr, ast.Lambda, ast.Await, ast.Yield, ast.YieldFrom,
+                               ast.comprehension, ast.Starred)):
+            return False
+    return True
+
+
+class _Substitute(ast.NodeTransformer):
+    """New nodes along the way to each read of an inlined local; every other subtree is the body's own."""
+
+    def __init__(self, values: dict[str, ast.expr]) -> None:
+        self.values = values
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        return self.values.get(node.id, node)
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        if not any(isinstance(n, ast.Name) and n.id in self.values for n in ast.walk(node)):
+            return node
+        fresh = copy.copy(node)  # (shallow: the original keeps its children)
+        for name, field in ast.iter_fields(node):
+            if isinstance(field, list):
+                setattr(fresh, name, [self.visit(x) if isinstance(x, ast.AST) else x for x in field])
+            elif isinstance(field, ast.AST):
+                setattr(fresh, name, self.visit(field))
+        return fresh
+
+
+def _substituted(value: ast.expr, values: dict[str, ast.expr]) -> ast.expr:
+    if not values:
+        return value
+    out = _Substitute(values).visit(value)
+    assert isinstance(out, ast.expr)
+    return out
+
+
+def _substituted_statement(stmt: ast.stmt, values: dict[str, ast.expr]) -> ast.stmt:
+    out = _Substitute(values).visit(stmt)
+    assert isinstance(out, ast.stmt)
+    return out
 
 
 def negation(node: ast.expr) -> ast.expr:

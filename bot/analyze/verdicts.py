@@ -192,12 +192,14 @@ def decide(module: ModuleFacts) -> Verdicts:
         if _sized(v, site, f, paired, world):
             continue
         if f.nonnull:
+            # (a helper of another file that tests the size on the way, `sp_gather(x, mesh)` exiting on one rank,
+            # holds the other half: the two tests are one guard split across files, and the helper's own test is
+            # where the predicate goes; readers of real code want nothing at the None test)
             if not site.separate and _owner(module, site.key, site.function) not in world \
                     and not _world_sized_when_none(module, site.key, site.function) \
-                    and not _is_world_key(module, site.key):
-                # (a helper of another file may test the size on the way: `sp_gather(x, mesh)` exits on one rank)
-                below = site.collective.family == "wrapper" and module.ctx.sizes_elsewhere(site.call)
-                v.none_only.extend(NoneOnly(site, c, site.key, site.function, sized_below=below)
+                    and not _is_world_key(module, site.key) \
+                    and not (site.collective.family == "wrapper" and module.ctx.sizes_elsewhere(site.call)):
+                v.none_only.extend(NoneOnly(site, c, site.key, site.function)
                                    for c in sorted(f.nonnull, key=_pos) if id(c.test) not in dispatch)
             continue
         # Words can make a parameter or an attribute optional; a local bound here (`group = mesh.get_group(0)`)

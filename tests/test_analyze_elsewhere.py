@@ -418,6 +418,12 @@ def test_a_helper_elsewhere_tests_the_size_held_in_a_local_or_through_its_projec
     helpers = _helpers({"pkg/utils.py": utils})
     assert helpers.tests_size("pkg.utils.reduce_") and helpers.tests_size("pkg.utils.gather_")
     assert not helpers.tests_size("pkg.utils.other_")  # a count of something else
+    # a size tested on the None path only leaves a group it is given untested (Hetu-Galvatron's gather)
+    none_path = ("import torch.distributed as dist\n\n"
+                 "def gather_(x, group):\n    n = dist.get_world_size(group)\n    if group is None:\n"
+                 "        if n == 1:\n            return x\n    dist.all_gather([x], x, group=group)\n    return x\n")
+    assert not _helpers({"pkg/g.py": none_path}).tests_size("pkg.g.gather_")
+    assert _helpers({"pkg/g.py": none_path.replace("group is None", "group is not None")}).tests_size("pkg.g.gather_")
 
 
 def test_a_none_test_before_a_project_helper_keeps_a_file_that_names_no_comm_module() -> None:
@@ -488,3 +494,22 @@ def test_a_helper_elsewhere_that_communicates_through_an_autograd_function_of_it
              "    if sp_group is not None:\n        q = seq_attention(q, sp_group)\n    return q\n")
     found = analyze_source("pkg/model.py", model, CONFIG, project_path="pkg/model.py", helpers=helpers).findings
     assert [(f.code, f.span.line) for f in found] == [("PG103", 5)]
+
+
+def test_a_helper_elsewhere_tests_the_size_through_an_autograd_function_and_an_import_of_its_own() -> None:
+    # reduce_t hands the group to an autograd Function of its file, whose forward hands it to a helper that file
+    # imports from a third, which exits on one rank: the None test before reduce_t is half of that guard
+    prims = ("import torch.distributed as dist\n\n"
+             "def _reduce(x, group=None):\n    if dist.get_world_size(group=group) == 1:\n        return x\n"
+             "    dist.all_reduce(x, group=group)\n    return x\n\n"
+             "def _plain(x, group=None):\n    dist.all_reduce(x, group=group)\n    return x\n")
+    graph = ("import torch\nfrom .prims import _reduce, _plain\n\n"
+             "class _Reduce(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, group):\n"
+             "        return _reduce(x, group=group)\n\n"
+             "class _Plain(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, group):\n"
+             "        return _plain(x, group=group)\n\n"
+             "def reduce_t(x, group):\n    return _Reduce.apply(x, group)\n\n"
+             "def plain_t(x, group):\n    return _Plain.apply(x, group)\n")
+    helpers = _helpers({"pkg/dist/prims.py": prims, "pkg/dist/graph.py": graph})
+    assert helpers.tests_size("pkg.dist.graph.reduce_t")
+    assert not helpers.tests_size("pkg.dist.graph.plain_t")

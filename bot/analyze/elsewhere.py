@@ -69,9 +69,56 @@ class ProjectHelpers:
         is the None half of a guard whose size half is in there."""
         key = f"{qualified}:size"
         if key not in self._communicating:
+            self._communicating[key] = False  # (a cycle of imports reads as no)
             found = self._located(qualified, _definition)
-            self._communicating[key] = found is not None and _tests_param_size(found[0])
+            self._communicating[key] = found is not None and self._sizes_on_the_way(found[0], found[1], found[2], None,
+                                                                                    _HOPS)
         return self._communicating[key]
+
+    def _sizes_on_the_way(self, function: ast.FunctionDef, text: str, package: str, param: str | None,
+                          hops: int) -> bool:
+        """``function`` tests the size of ``param`` (any parameter when None) itself, or hands it to a function of
+        its file (an autograd Function's `.apply` too) or to one it imports, ``hops`` calls deep, that does
+        (`reduce_tensor(x, g)` -> `_Reduce.apply(x, g)` -> forward's `_reduce(x, group=g)`, which exits on one
+        rank)."""
+        if _tests_param_size(function, param):
+            return True
+        if hops <= 0:
+            return False
+        names = [a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)]
+        wanted = {param} if param is not None else set(names)
+        for node in ast.walk(function):
+            if not isinstance(node, ast.Call):
+                continue
+            func = dotted(node.func) or ""
+            passed = {i: a.id for i, a in enumerate(node.args) if isinstance(a, ast.Name) and a.id in wanted}
+            named = {k.arg: k.value.id for k in node.keywords
+                     if k.arg is not None and isinstance(k.value, ast.Name) and k.value.id in wanted}
+            if not func or func == function.name or not (passed or named):
+                continue
+            head, dot, attr = func.partition(".")
+            if dot and attr == "apply":  # an autograd Function of the file: forward(ctx, *args)
+                klass = _class_definition(text, head)
+                forward = next((m for m in klass.body if isinstance(m, ast.FunctionDef) and m.name == "forward"),
+                               None) if klass is not None else None
+                params = [a.arg for a in forward.args.args[1:]] if forward is not None else []
+                if forward is not None and any(self._sizes_on_the_way(forward, text, package, params[i], hops - 1)
+                                               for i in passed if i < len(params)):
+                    return True
+                continue
+            if dot:
+                continue
+            callee = _definition(text, func)
+            if callee is not None:
+                positional = [a.arg for a in (*callee.args.posonlyargs, *callee.args.args)]
+                receiving = {positional[i] for i in passed if i < len(positional)} | set(named)
+                if any(self._sizes_on_the_way(callee, text, package, p, hops - 1) for p in receiving):
+                    return True
+                continue
+            source = _reexported(text, func, package)  # imported: asked there, of any parameter
+            if source is not None and self.tests_size(f"{source}.{func}"):
+                return True
+        return False
 
     def applies(self, qualified: str, collectives: frozenset[str]) -> bool:
         """Is ``qualified`` an autograd Function of the project (`class Fn(torch.autograd.Function)`, read as
@@ -102,9 +149,10 @@ class ProjectHelpers:
         return found[0] if found is not None else None
 
     def _located(self, qualified: str, find: Callable[[str, str], _Node | None],
-                 hops: int = 2) -> tuple[_Node, str] | None:
-        """The definition of ``qualified`` and its file's text; a name a package's `__init__.py` (or any module)
-        re-exports (`from .comm import fn`) is followed there, ``hops`` times at most."""
+                 hops: int = 2) -> tuple[_Node, str, str] | None:
+        """The definition of ``qualified``, its file's text and the package its relative imports start from; a name
+        a package's `__init__.py` (or any module) re-exports (`from .comm import fn`) is followed there, ``hops``
+        times at most."""
         module, _, name = qualified.rpartition(".")
         if not module or not all(part.isidentifier() for part in module.split(".")):
             return None
@@ -115,10 +163,11 @@ class ProjectHelpers:
             text = self._text(path)
             if text is None:
                 continue
+            package = module if path.endswith("__init__.py") else module.rpartition(".")[0]
             node = find(text, name)
             if node is not None:
-                return node, text
-            source = _reexported(text, name, module if path.endswith("__init__.py") else module.rpartition(".")[0])
+                return node, text, package
+            source = _reexported(text, name, package)
             return self._located(f"{source}.{name}", find, hops - 1) if source is not None and hops > 0 else None
         return None
 
@@ -253,19 +302,25 @@ def _own_size_of(node: ast.expr | None, group: str) -> bool:
 _HOPS = 3  # how many functions of the helper's file a group is followed through (as in-file helpers are)
 
 
-def _tests_param_size(function: ast.FunctionDef) -> bool:
-    """An `if` in ``function`` tests the size of one of its parameters against one rank (`p.size() == 1`,
-    `get_world_size(p) <= 1`, `get_world_size(group=p) > 1`), alone or in a chain, or a local holding that size
-    (`n = get_world_size(group=p)` then `if n == 1:`)."""
+def _tests_param_size(function: ast.FunctionDef, param: str | None = None) -> bool:
+    """An `if` in ``function`` tests the size of ``param`` (any of its parameters when None) against one rank
+    (`p.size() == 1`, `get_world_size(p) <= 1`, `get_world_size(group=p) > 1`), alone or in a chain, or a local
+    holding that size (`n = get_world_size(group=p)` then `if n == 1:`)."""
     params = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
+    if param is not None:
+        params &= {param}
     held: set[str] = set()  # locals bound to a parameter's size
     for node in ast.walk(function):
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if len(targets) == 1 and isinstance(targets[0], ast.Name) and _size_of_param(node.value, params):
                 held.add(targets[0].id)
+    # (a test on the None path only, `if group is None: if n == 1: return x`, leaves a group it is given untested)
+    none_side = {id(n) for node in ast.walk(function) if isinstance(node, ast.If) and (t := none_test(node.test))
+                 and isinstance(t.target, ast.Name) and t.target.id in params
+                 for stmt in (node.body if t.is_none else node.orelse) for n in ast.walk(stmt)}
     for node in ast.walk(function):
-        if not isinstance(node, ast.If):
+        if not isinstance(node, ast.If) or id(node) in none_side:
             continue
         test = without_not(node.test)
         for part in test.values if isinstance(test, ast.BoolOp) else [test]:

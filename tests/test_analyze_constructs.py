@@ -2806,16 +2806,6 @@ CASES = [
                  dist.all_reduce(x, group=self.tp_group)
              return x
      """, [("PG107", 4)]),
-    ("copy: ... not a local bound from a call that may act (the body does more than test)", """
-     class Layer:
-         def __init__(self, tp_group=None):
-             self.tp_group = tp_group
-         def _tp_on(self):
-             if self.tp_group is None:
-                 return False
-             n = self.sync_and_count(self.tp_group)
-             return n > 1
-     """, []),
     ("flow: a size asked in `try` with a one-rank fallback in `except`, after a None exit, is the group's size", """
      class Counter:
          def __init__(self, group=None):

@@ -85,8 +85,7 @@ class ProjectHelpers:
             return True
         if hops <= 0:
             return False
-        names = [a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)]
-        wanted = {param} if param is not None else set(names)
+        wanted = {param} if param is not None else set(_params(function))
         for node in ast.walk(function):
             if not isinstance(node, ast.Call):
                 continue
@@ -306,7 +305,7 @@ def _tests_param_size(function: ast.FunctionDef, param: str | None = None) -> bo
     """An `if` in ``function`` tests the size of ``param`` (any of its parameters when None) against one rank
     (`p.size() == 1`, `get_world_size(p) <= 1`, `get_world_size(group=p) > 1`), alone or in a chain, or a local
     holding that size (`n = get_world_size(group=p)` then `if n == 1:`)."""
-    params = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
+    params = set(_params(function))
     if param is not None:
         params &= {param}
     held: set[str] = set()  # locals bound to a parameter's size
@@ -331,6 +330,11 @@ def _tests_param_size(function: ast.FunctionDef, param: str | None = None) -> bo
     return False
 
 
+def _params(function: ast.FunctionDef) -> list[str]:
+    a = function.args
+    return [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+
+
 _SIZE_FUNCTION = re.compile(r"(?:^|[._])(?:world_size|get_size|group_size)$")
 
 
@@ -352,7 +356,7 @@ def _communicating_params(function: ast.FunctionDef, text: str | None, collectiv
     communicates on the parameter it lands in (`return send_recv(t, group)`), or to an autograd Function of that
     file that does (`_SeqAllToAll.apply(group, x)`), ``hops`` calls deep. ``held``: other spellings of a parameter
     (`ctx.group` -> `group` in an autograd Function's methods)."""
-    names = {a.arg: a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
+    names = {p: p for p in _params(function)}
     names.update(held or {})
     found: set[str] = set()
     for node in ast.walk(function):

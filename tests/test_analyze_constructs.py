@@ -2822,6 +2822,22 @@ CASES = [
              dist.all_reduce(counts, group=self.group)
              return counts
      """, [("PG102", 5)]),
+    ("flow: a group set to None when it has one rank, then None-tested: the two tests are one split guard", """
+     def mix_heads(x, row_pg=None, col_pg=None):
+         if dist.get_world_size(col_pg) == 1:
+             col_pg = None
+         if col_pg is not None:
+             dist.all_to_all([x], [x], group=col_pg)
+         return x
+     """, [("PG101", 2)]),
+    ("flow: ... not a None test that a path leaving the group as it was can pass (the size test is not on it)", """
+     def mix_heads(x, col_pg=None, drop=False):
+         if drop:
+             col_pg = None
+         if col_pg is not None:
+             dist.all_to_all([x], [x], group=col_pg)
+         return x
+     """, [("PG103", 4)]),
     ("optional: a getter handing back None or an entry of a container of groups", """
      class Dims:
          def __init__(self, groups, enabled):

@@ -73,6 +73,9 @@ class Facts(NamedTuple):
     nonnull: frozenset[Check] = frozenset()
     size: frozenset[Check] = frozenset()
     pred: frozenset[Check] = frozenset()
+    # size tests that hold wherever the group is present, not on a path that set it to None (`if ws(g) == 1:
+    # g = None`): they join `size` once a None test rules that path out
+    present: frozenset[Check] = frozenset()
 
     @property
     def guarded(self) -> bool:
@@ -1135,8 +1138,8 @@ class Walker:
                 # present means several ranks: the predicate's answer
                 s.groups[k] = Facts(Null.NOT_NONE, f.nonnull | {mine}, f.size, f.pred | {mine._replace(kind="pred")})
             elif present:
-                s.groups[k] = Facts(Null.NOT_NONE, f.nonnull | {mine} if mine is not None else f.nonnull, f.size,
-                                    f.pred)
+                s.groups[k] = Facts(Null.NOT_NONE, f.nonnull | {mine} if mine is not None else f.nonnull,
+                                    f.size | f.present, f.pred)
             else:
                 s.groups[k] = Facts(Null.MAYBE if check is not None and _truthiness(check) else Null.NONE)
         return s
@@ -1579,6 +1582,7 @@ def join(a: State, b: State, w: Walker) -> State:
             fa.nonnull | fb.nonnull if fa.nonnull and fb.nonnull else frozenset(),
             fa.size | fb.size if fa.size and fb.size else frozenset(),
             fa.pred | fb.pred if fa.pred and fb.pred else frozenset(),
+            _present(fa, fb),
         )
     out.separate = a.separate | b.separate if a.separate and b.separate else frozenset()
     out.aliases = {k: v for k, v in a.aliases.items() if b.aliases.get(k) == v}
@@ -1595,6 +1599,15 @@ def join(a: State, b: State, w: Walker) -> State:
     out.world = a.world | b.world
     out.path = a.path & b.path
     return out
+
+
+def _present(fa: Facts, fb: Facts) -> frozenset[Check]:
+    """The size tests that hold where the group is present after a join: a path that left it None holds them all
+    (a None test after the join rules it out), the others their own."""
+    held = [f.size | f.present for f in (fa, fb) if f.null != Null.NONE]
+    if len(held) == 1:
+        return held[0]
+    return held[0] | held[1] if held and all(held) else frozenset()
 
 
 def _as_local(term: SizeTerm | None, local: dict[str, str]) -> SizeTerm | None:

@@ -849,9 +849,10 @@ class Walker:
             if measured is not None:  # an in-file size helper, read as a project's are (before its name's guess)
                 key = self.canon(node.args[0], s)
                 if key is not None:
-                    # One that answers for None itself is the module's own guard, as a `get_pg_size` from a library
-                    # is: its test alone is left to it (labellers agree), beside a None test it is the group's size.
-                    return SizeOf(key, None if measured.when_none is None else UNREACHABLE)
+                    # One that answers 1 for None is a None-safe size, as `ws(g) if g is not None else 1` written out
+                    # is: tested alone it is a full guard spelled by hand (a library's `get_pg_size`, imported, is
+                    # left to the library: bot.analyze.elsewhere.measures)
+                    return SizeOf(key, measured.when_none)
         helped = self.ctx.size_helper_group(node)
         if helped is not None:
             key = self.canon(helped, s)

@@ -2838,6 +2838,17 @@ CASES = [
              dist.all_to_all([x], [x], group=col_pg)
          return x
      """, [("PG103", 4)]),
+    ("helpers: a caller documented 'None: absent' hands its None to a helper documented 'None: the world'", """
+     def all_reduce_mean(t, group=None):
+         \"\"\"Mean over ``group``; the default (None) averages over all ranks.\"\"\"
+         dist.all_reduce(t, group=group)
+         return t
+     def reduce_expert_loss(aux_loss, ep_group=None):
+         \"\"\"ep_group: expert-parallel group, or None when experts are not sharded.\"\"\"
+         return all_reduce_mean(aux_loss, group=ep_group)
+     def reduce_train_loss(loss, dp_group=None):
+         return all_reduce_mean(loss, group=dp_group)
+     """, [("PG105", 7)]),
     ("optional: a getter handing back None or an entry of a container of groups", """
      class Dims:
          def __init__(self, groups, enabled):

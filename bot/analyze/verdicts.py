@@ -185,6 +185,7 @@ def decide(module: ModuleFacts) -> Verdicts:
     callers = v.callers
     dispatch = v.dispatch
     settled: set[int] = set()  # optional groups decided at their collective: reported, or None is the world there
+    world_at: set[int] = set()  # ... of those, where None is the world
     for site in module.sites.collectives.values():
         if site.key is None or site.facts is None:
             continue
@@ -214,6 +215,7 @@ def decide(module: ModuleFacts) -> Verdicts:
                 _none_is_world(module, site.key, site.function) or \
                 (_sized_as_world(module, site) and not module.env.absent_documented(site.key, site.function)):
             settled.add(id(site))
+            world_at.add(id(site))
             continue
         if _guarded_by_callers(module, site, callers) or _flag_follows(module, site):
             continue
@@ -227,7 +229,7 @@ def decide(module: ModuleFacts) -> Verdicts:
     for site in _calls_as_sites(module, reaches, callers):  # their None-only guards: `_none_only_callers`
         assert site.facts is not None
         _sized(v, site, site.facts, paired, world)
-    v.unguarded.extend(_through_callers(module, reaches, callers, absent, world, settled))
+    v.unguarded.extend(_through_callers(module, reaches, callers, absent, world, settled, world_at))
     _sized_through_callers(v, reaches, callers, world)
     _exits_before_other_communication(v, paired)
     _safe_flags(v, world)
@@ -1243,19 +1245,23 @@ def _guarded_by_callers(module: ModuleFacts, site: CollectiveSite, callers: dict
 
 
 def _through_callers(module: ModuleFacts, reaches: list[Reach], callers: dict[int, list[CallSite]], absent: dict[str, set[str]],
-                     world: set[str], settled: set[int]) -> list[Unguarded]:
+                     world: set[str], settled: set[int], world_at: set[int]) -> list[Unguarded]:
     """A helper runs a collective on a group it takes from its caller and does not test; a caller passes a group
     that can be None (and means "absent") with no guard: report there. The helper's own parameter may be optional
     when nothing there says what None means (`def _reduce(t, group=None)`, the plain wrapper): a caller whose None
     means "absent" still reaches the world through it. Not when it is ``settled`` at the collective: reported
-    there, or None is the world there (a fallback, the docs, a buffer sized by the group)."""
+    there, or None is the world there (a fallback, the docs, a buffer sized by the group, ``world_at``), unless the
+    caller's own docs say its None is the absent dimension: then it hands the helper a None that means something
+    else (`reduce_expert_loss(loss, ep_group=None)`, "None when experts are not sharded", calling a mean helper
+    documented "None averages over all ranks")."""
     out: list[Unguarded] = []
     for r in reaches:
         if r.site.separate or r.size_inside or r.nonnull_inside or r.separate_inside or \
                 r.site.collective.family == "wrapper":
             continue
+        world_there = id(r.site) in world_at
         if r.depth == 0 and (r.site.facts is None or r.site.facts.null not in (Null.UNKNOWN, Null.MAYBE)
-                             or id(r.site) in settled):
+                             or (id(r.site) in settled and not world_there)):
             continue
         for call in callers.get(id(r.helper.node), []):
             key = _map(module, r.helper, r.key, call)
@@ -1265,6 +1271,8 @@ def _through_callers(module: ModuleFacts, reaches: list[Reach], callers: dict[in
             if f is None or f.null != Null.MAYBE or f.nonnull or f.size or f.pred or call.separate:
                 continue
             if _owner(module, key, call.function) in world or _none_is_world(module, key, call.function):
+                continue
+            if world_there and r.depth == 0 and not module.env.absent_documented(key, call.function):
                 continue
             evidence = _evidence(module, key, call.function, absent, Use(call.function, call.path, r.site.collective.name))
             if evidence is None or r.filled(module):

@@ -2849,6 +2849,41 @@ CASES = [
      def reduce_train_loss(loss, dp_group=None):
          return all_reduce_mean(loss, group=dp_group)
      """, [("PG105", 7)]),
+    ("cached: a size of a field of the constructor's argument the instance keeps is the field's size there", """
+     class Dispatcher:
+         def __init__(self, cfg: MoEConfig):
+             self.cfg = cfg
+             self.ep_size = dist.get_world_size(cfg.ep_group)
+         def dispatch(self, x):
+             if self.ep_size > 1:
+                 dist.all_reduce(x, group=self.cfg.ep_group)
+             return x
+     @dataclasses.dataclass
+     class MoEConfig:
+         ep_group: Optional[dist.ProcessGroup] = None
+     """, [("PG106", 6)]),
+    ("which None: an attribute set from an in-file getter reads the getter's docs", """
+     _SP = None
+     def get_sp_group():
+         \"\"\"The sequence-parallel group, or None when sequence parallelism is off.\"\"\"
+         return _SP
+     class Attention:
+         def __init__(self):
+             self.sp_group = get_sp_group()
+         def reduce_lse(self, lse):
+             dist.all_reduce(lse, group=self.sp_group)
+             return lse
+     """, [("PG105", 9)]),
+    ("which None: a base class's comment about an attribute a subclass tests by size only", """
+     class MLP:
+         def __init__(self, config):
+             self.tp_group = config.tp_group  # None for a single-device MLP
+     class GatedMLP(MLP):
+         def forward(self, y):
+             if dist.get_world_size(self.tp_group) > 1:
+                 dist.all_reduce(y, group=self.tp_group)
+             return y
+     """, [("PG104", 6)]),
     ("optional: a getter handing back None or an entry of a container of groups", """
      class Dims:
          def __init__(self, groups, enabled):

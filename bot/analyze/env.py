@@ -630,7 +630,26 @@ class ModuleEnv:
         if any(_reads(line) == "absent" for doc in self._docs(function) for line in _mentions(doc, leaf)):
             return True
         return any(_reads(c) == "absent" for c in (*self._comments(function, leaf), *self._global_comments(name),
-                                                   *self._held_comments(name, function)))
+                                                   *self._held_comments(name, function),
+                                                   *self._getter_docs(name, function)))
+
+    def _getter_docs(self, name: str, function: FunctionInfo | None) -> Iterator[str]:
+        """For an attribute every method sets from one in-file getter (`self.sp_group = get_sp_group()`), the
+        getter's docstring (`The sequence-parallel group, or None when sequence parallelism is off.`), which is about
+        what it hands back, and the comments on a module global it returns."""
+        klass = self.class_of(function) if function is not None else None
+        if klass is None or not name.startswith("self.") or name.count(".") != 1:
+            return
+        values = [(method, value) for c in self.mro(klass) for method, value in self.assigned_values(c).get(name, ())]
+        getters = {id(g.node): g for method, value in values if isinstance(value, ast.Call)
+                   and (g := self.callee(value, method)) is not None}
+        if len(getters) != 1 or len(values) != sum(isinstance(v, ast.Call) for _, v in values):
+            return
+        getter = next(iter(getters.values()))
+        yield from (ast.get_docstring(getter.node, clean=False) or "").splitlines()
+        returned = _sole_return(getter.node, (ast.Global, ast.Pass))
+        if isinstance(returned, ast.Name):
+            yield from self._global_comments(returned.id)
 
     def _global_comments(self, name: str) -> Iterator[str]:
         """For a module global (`_SP_GROUP = None`), the comments at the end of its module-level assignment and on the
@@ -650,9 +669,11 @@ class ModuleEnv:
         """The comments in the function's class (or the function) about ``leaf``: those that name it, and those
         at the end of a line that sets it or on the lines right above one (`# None: no tensor parallelism`)."""
         klass = self.class_of(function) if function is not None else None
-        node: ast.AST | None = klass.node if klass is not None else (function.node if function is not None else None)
-        if node is not None:
-            yield from self._node_comments(node, leaf)
+        if klass is not None:  # (and its bases of the file: a subclass reads what they set)
+            for c in self.mro(klass):
+                yield from self._node_comments(c.node, leaf)
+        elif function is not None:
+            yield from self._node_comments(function.node, leaf)
 
     def _held_comments(self, name: str, function: FunctionInfo | None) -> Iterator[str]:
         """For a field of an object of another class of the file (`cfg.group`, `cfg: MetricsConfig`), that

@@ -1555,11 +1555,16 @@ def left_on_ctx(end: State, ctx: str) -> dict[str, SizeOf]:
 
 def across_methods(term: SizeOf, s: State) -> SizeOf | None:
     """A size as another method of the class reads it: its group named by an attribute (`self.g = g` then
-    `self.ws = ws(g)`: only `self.g` means anything elsewhere); None when no attribute holds that group."""
+    `self.ws = ws(g)`: only `self.g` means anything elsewhere; `self.cfg = cfg` then `ws(cfg.ep_group)`: the
+    group is `self.cfg.ep_group`); None when no attribute holds that group."""
     if term.group.startswith("self."):
         return term
-    owner = next((a for a, b in s.same.items() if b == term.group and a.startswith("self.")), None)
-    return term._replace(group=owner) if owner is not None else None
+    head, dot, rest = term.group.partition(".")
+    for held in (term.group, head if dot else None):
+        owner = next((a for a, b in s.same.items() if b == held and a.startswith("self.")), None)
+        if owner is not None:
+            return term._replace(group=owner if held == term.group else f"{owner}.{rest}")
+    return None
 
 
 # ==================================================================== joins

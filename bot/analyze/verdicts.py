@@ -355,7 +355,11 @@ def _size_only(v: Verdicts, site: CollectiveSite, f: Facts, world: set[str]) -> 
     is what is meant."""
     module = v.module
     assert site.key is not None
-    if f.null not in (Null.MAYBE, Null.NONE) or site.separate or _owner(module, site.key, site.function) in world \
+    # (a group whose origin is unknown here but whose docs say None is the absent dimension may be None, as for PG105)
+    documented = f.null == Null.UNKNOWN and not _local(site.key, site.function) and \
+        module.env.absent_documented(site.key, site.function)
+    if (f.null not in (Null.MAYBE, Null.NONE) and not documented) or site.separate \
+            or _owner(module, site.key, site.function) in world \
             or leaf_name(site.key) in v.world_names or _none_is_world(module, site.key, site.function) \
             or ((v.world_file or (v.world_stated and leaf_name(site.key) not in v.absent_names))
                 and not module.env.absent_documented(site.key, site.function)) \

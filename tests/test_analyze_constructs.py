@@ -2884,6 +2884,12 @@ CASES = [
                  dist.all_reduce(y, group=self.tp_group)
              return y
      """, [("PG104", 6)]),
+    ("separate: a tensor's dimension (`x.size(0) > 1`) counts no ranks: the None test beside it is None-only", """
+     def average_stats(stats, sp_group=None):
+         if sp_group is not None and stats.size(0) > 1:
+             dist.all_reduce(stats, group=sp_group)
+         return stats
+     """, [("PG103", 2)]),
     ("optional: a getter handing back None or an entry of a container of groups", """
      class Dims:
          def __init__(self, groups, enabled):

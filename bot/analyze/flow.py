@@ -881,6 +881,8 @@ class Walker:
                 return Separate("len", "len(...)") if _counts_ranks(inner) else None
             if self.ctx.comm_function(node) == "get_world_size":  # (its group, if any, was asked above)
                 return Separate("world", "get_world_size()")  # no group: the world size, not a group's
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "size" and (node.args or node.keywords):
+                return None  # `x.size(0)`: a tensor's dimension, which counts no ranks
             return Separate("getter", name) if _SIZE_LIKE.search(name.rpartition(".")[2]) else None
         if isinstance(node, (ast.Name, ast.Attribute)):
             text = dotted(node)

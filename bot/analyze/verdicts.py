@@ -206,8 +206,7 @@ def decide(module: ModuleFacts) -> Verdicts:
         # Words can make a parameter or an attribute optional; a local bound here (`group = mesh.get_group(0)`)
         # holds what the flow says, and a comment naming it talks about something else of that name.
         # (a required parameter of a helper the file calls: its callers decide, and an unguarded one is reported)
-        documented = f.null == Null.UNKNOWN and module.env.absent_documented(site.key, site.function) and \
-            not _local(site.key, site.function) and not _decided_by_callers(site, callers)
+        documented = _documented_optional(module, site, f) and not _decided_by_callers(site, callers)
         if site.separate or (f.null != Null.MAYBE and not documented) or site.collective.family == "wrapper":
             continue  # (a wrapper's body is elsewhere: what it does with None is unknown)
         # (a buffer sized by the group's size counts on None being the world, unless the docs say it is absent)
@@ -355,10 +354,7 @@ def _size_only(v: Verdicts, site: CollectiveSite, f: Facts, world: set[str]) -> 
     is what is meant."""
     module = v.module
     assert site.key is not None
-    # (a group whose origin is unknown here but whose docs say None is the absent dimension may be None, as for PG105)
-    documented = f.null == Null.UNKNOWN and not _local(site.key, site.function) and \
-        module.env.absent_documented(site.key, site.function)
-    if (f.null not in (Null.MAYBE, Null.NONE) and not documented) or site.separate \
+    if (f.null not in (Null.MAYBE, Null.NONE) and not _documented_optional(module, site, f)) or site.separate \
             or _owner(module, site.key, site.function) in world \
             or leaf_name(site.key) in v.world_names or _none_is_world(module, site.key, site.function) \
             or ((v.world_file or (v.world_stated and leaf_name(site.key) not in v.absent_names))
@@ -372,6 +368,14 @@ def _size_only(v: Verdicts, site: CollectiveSite, f: Facts, world: set[str]) -> 
                                          and not module.env.absent_documented(site.key, site.function)):
             continue
         (v.cached if via and _on_instance(module, via, site.function) else v.size_only).append((site, c))
+
+
+def _documented_optional(module: ModuleFacts, site: CollectiveSite, f: Facts) -> bool:
+    """A group whose origin is unknown here (a parameter, another object's attribute; never a local the function
+    binds itself) but whose docs or comments say None is the absent dimension: it may be None."""
+    assert site.key is not None
+    return f.null == Null.UNKNOWN and not _local(site.key, site.function) and \
+        module.env.absent_documented(site.key, site.function)
 
 
 def _decided_by_callers(site: CollectiveSite, callers: dict[int, list[CallSite]]) -> bool:

@@ -59,14 +59,19 @@ def _inlined(function: ast.FunctionDef | ast.AsyncFunctionDef, body: list[ast.st
     else in the function, not a parameter; ``value`` a query, `_query`) goes, and its one later read becomes
     ``value``. Tests and returns that read one are new nodes (the body's own stay as they are); anything else
     (a local read twice, or before it is bound, or bound again) leaves the body as it is."""
-    if not any(isinstance(s, (ast.Assign, ast.AnnAssign)) for s in body):
-        return body
+    if not any(isinstance(s, (ast.Assign, ast.AnnAssign)) for s in body) or \
+            not all(isinstance(s, (ast.Assign, ast.AnnAssign, ast.If, ast.Return)) for s in body) or \
+            not isinstance(body[-1], (ast.If, ast.Return)):
+        return body  # (nothing to inline, or a body that does more than test: no fold either way)
+    bindings = [b for b in map(_local_binding, body) if b[0] is not None]
+    bound = {t for t, _ in bindings if t is not None}
+    if any(v is None or not _query(v, bound, set()) for _, v in bindings):
+        return body  # (a binding that is no query: checked first, before the walk below)
     params = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
     stores: dict[str, int] = {}
     for node in ast.walk(function):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             stores[node.id] = stores.get(node.id, 0) + 1
-    bound = {t for t, _ in map(_local_binding, body) if t is not None}
     values: dict[str, ast.expr] = {}
     kept: list[ast.stmt] = []
     reads = dict.fromkeys(bound, 0)

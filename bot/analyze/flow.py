@@ -783,7 +783,7 @@ class Walker:
         return self.is_group(key) or (type(node) is ast.Name and self.facts(s, key).null == Null.MAYBE)
 
     def is_group(self, key: str) -> bool:
-        return (key in self.group_keys or bool(GROUP_NAME.search(leaf_name(key)))) and not self.mpu(key)
+        return names_a_group(key, self.group_keys) and not self.mpu(key)
 
     def _mpu_value(self, value: ast.expr) -> bool:
         """Is ``value`` a group of an mpu / parallel-state getter: a call of one, of a parallel-state object's
@@ -1607,6 +1607,11 @@ def join(a: State, b: State, w: Walker) -> State:
     out.world = a.world | b.world
     out.path = a.path & b.path
     return out
+
+
+def names_a_group(key: str, group_keys: frozenset[str]) -> bool:
+    """A key the file passes as a group somewhere, or named as one."""
+    return key in group_keys or bool(GROUP_NAME.search(leaf_name(key)))
 
 
 def _present(fa: Facts, fb: Facts) -> frozenset[Check]:

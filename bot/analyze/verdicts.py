@@ -20,10 +20,21 @@ from bot.analyze.env import (
     param_defaults,
     sole_binding,
 )
-from bot.analyze.flow import Atom, CallSite, ChainSite, Check, CollectiveSite, Facts, Sites, State, Walker
+from bot.analyze.flow import (
+    Atom,
+    CallSite,
+    ChainSite,
+    Check,
+    CollectiveSite,
+    Facts,
+    Sites,
+    State,
+    Walker,
+    names_a_group,
+)
 from bot.analyze.module import ModuleFacts
 from bot.analyze.names import dotted, leaf_name
-from bot.analyze.scan import GROUP_NAME, POINT_TO_POINT, PROCESS_GROUP_NAME
+from bot.analyze.scan import POINT_TO_POINT, PROCESS_GROUP_NAME
 from bot.analyze.slicing import HELPER_LEVELS
 from bot.analyze.source import statements
 from bot.analyze.terms import Null, SizeOf, is_bool_call, is_none, none_test, presence, without_not
@@ -1375,7 +1386,7 @@ def _copies(module: ModuleFacts, pairs: list[Pair]) -> Iterable[Copy]:
             scratch = Sites()
             # (a parameter a caller hands a group is what its test is about: `g.size()` there is a group's own size)
             handed = frozenset(p for c in module.sites.calls.values() if c.callee is f
-                               for p, key in c.arguments.items() if key is not None and _module_group(module, key))
+                               for p, key in c.arguments.items() if key is not None and names_a_group(key, module.group_keys))
             Walker(module.env, f, scratch, {}, module.group_keys | handed).chain(inner, State())
             pair = next((p for chain in scratch.chains.values() for p in chain_pairs(chain)), None)
         if pair is None or not _only_the_guard(module, pair):
@@ -1388,11 +1399,6 @@ def _copies(module: ModuleFacts, pairs: list[Pair]) -> Iterable[Copy]:
                 (not params and (key in _fetched(module, f) or key in module.env.optional_globals
                                  or (f.parent is not None and key.partition(".")[0] in f.parent.params))):
             yield Copy(f.node.name, f.node, pair, key, f)
-
-
-def _module_group(module: ModuleFacts, key: str) -> bool:
-    """A key the file passes as a group somewhere, or named as one."""
-    return key in module.group_keys or bool(GROUP_NAME.search(leaf_name(key)))
 
 
 def _fetched(module: ModuleFacts, function: FunctionInfo) -> set[str]:

@@ -2874,6 +2874,20 @@ CASES = [
              dist.all_reduce(lse, group=self.sp_group)
              return lse
      """, [("PG105", 9)]),
+    ("which None: ... not when another method sets the attribute from something else", """
+     _SP = None
+     def get_sp_group():
+         \"\"\"The sequence-parallel group, or None when sequence parallelism is off.\"\"\"
+         return _SP
+     class Attention:
+         def __init__(self):
+             self.sp_group = get_sp_group()
+         def reset(self, registry):
+             self.sp_group = registry.lookup("sp")
+         def reduce_lse(self, lse):
+             dist.all_reduce(lse, group=self.sp_group)
+             return lse
+     """, []),
     ("which None: a base class's comment about an attribute a subclass tests by size only", """
      class MLP:
          def __init__(self, config):

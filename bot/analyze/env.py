@@ -641,11 +641,11 @@ class ModuleEnv:
         if klass is None or not name.startswith("self.") or name.count(".") != 1:
             return
         values = [(method, value) for c in self.mro(klass) for method, value in self.assigned_values(c).get(name, ())]
-        getters = {id(g.node): g for method, value in values if isinstance(value, ast.Call)
-                   and (g := self.callee(value, method)) is not None}
-        if len(getters) != 1 or len(values) != sum(isinstance(v, ast.Call) for _, v in values):
+        # (every value a call this file resolves, all to the same getter)
+        getters = [self.callee(value, method) if isinstance(value, ast.Call) else None for method, value in values]
+        getter = getters[0] if getters else None
+        if getter is None or any(g is not getter for g in getters):
             return
-        getter = next(iter(getters.values()))
         yield from (ast.get_docstring(getter.node, clean=False) or "").splitlines()
         returned = _sole_return(getter.node, (ast.Global, ast.Pass))
         if isinstance(returned, ast.Name):

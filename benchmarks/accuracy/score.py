@@ -9,17 +9,25 @@ positive label when it is in the same file and its first line lies in the label'
 be the label's code. A label naming several groups (`group: a / b`, one guard testing each) also takes one more
 finding of its code per further group. Every finding that matches no positive label is a false positive (findings
 on `ambiguous` sites are left out). Recall is per kind; precision over all findings.
+
+Disputed sites: where two labels sit on the same statement of the same function, word for word (the same code
+copied between projects, or repeated in one), but expect different findings (one kind against another, or a kind
+against out-of-scope), the readers disagree about identical code and no analyzer can satisfy both. Such sites are
+scored as `ambiguous` in the headline figures; the figures as labelled, disputes included, are reported beside them
+(`real_as_labelled`), and `--show` lists every dispute.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import functools
+import hashlib
 import json
 import subprocess
 import sys
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +63,7 @@ class Label:
     kind: str
     note: str = ""
     groups: int = 1  # a guard of several groups (`group: a / b`) stands for one finding per group
+    disputed: bool = False  # identical code labelled otherwise elsewhere: scored as ambiguous
 
     @property
     def code(self) -> str | None:
@@ -77,8 +86,8 @@ class Score:
 
     def add(self, labels: list[Label], findings: list[Finding]) -> None:
         self.sites += len(labels)
-        positives = [lab for lab in labels if lab.code is not None]
-        ambiguous = [lab for lab in labels if lab.kind == "ambiguous"]
+        positives = [lab for lab in labels if lab.code is not None and not lab.disputed]
+        ambiguous = [lab for lab in labels if lab.kind == "ambiguous" or lab.disputed]
         negatives = [lab for lab in labels if lab.kind == "out-of-scope"]
         used: set[int] = set()
         for lab in positives:
@@ -153,15 +162,55 @@ def read_blob(mirrors: Path, sources: Path, repo: str, commit: str, path: str) -
     return copy.read_text(encoding="utf-8", errors="replace") if copy.is_file() else None
 
 
-def score_real(mirrors: Path, sources: Path, score: Score, skipped: list[str],
-               per_set: dict[str, Score] | None = None) -> None:
+def statement_key(text: str, line: int) -> str | None:
+    """Where a labelled line sits, as a key equal for word-for-word copies of its function: a digest of the
+    innermost enclosing function's syntax tree (positions, comments and layout left out) and the index of the
+    innermost statement holding the line among that function's statements. None outside any function or for a
+    file that does not parse."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    funcs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+             and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    if not funcs:
+        return None
+    func = max(funcs, key=lambda n: n.lineno)  # the innermost: nested functions start later
+    stmts = [n for n in ast.walk(func) if isinstance(n, ast.stmt) and n is not func]
+    holding = [i for i, n in enumerate(stmts) if n.lineno <= line <= (n.end_lineno or n.lineno)]
+    if not holding:
+        return None
+    index = min(holding, key=lambda i: (stmts[i].end_lineno or stmts[i].lineno) - stmts[i].lineno)
+    digest = hashlib.sha1(ast.dump(func, include_attributes=False).encode()).hexdigest()
+    return f"{digest}:{index}"
+
+
+def disputes(keyed: list[tuple[str, Label]]) -> list[list[Label]]:
+    """Groups of labels on the same statement of word-for-word copies that expect different findings (a kind's
+    code, or none for out-of-scope); ambiguous labels take no side."""
+    by_key: dict[str, list[Label]] = {}
+    for key, lab in keyed:
+        if lab.kind != "ambiguous":
+            by_key.setdefault(key, []).append(lab)
+    return [labs for labs in by_key.values() if len({lab.code for lab in labs}) > 1]
+
+
+@dataclass
+class LabelledFile:
+    source: str
+    path: str
+    text: str
+    labels: list[Label]
+    findings: list[Finding]
+
+
+def read_real(mirrors: Path, sources: Path, skipped: list[str]) -> list[LabelledFile]:
+    """Every labelled file with its labels and pg-bot's findings on it."""
     config = load()
+    out = []
     for file in sorted((ROOT / "labels").glob("*.yaml")):
         doc = yaml.safe_load(file.read_text())
         labels = labels_of(doc, file.name)
-        mine = Score()
-        if per_set is not None:
-            per_set[file.stem] = mine
         # the project's other files, at the labelled commit, for the size helpers a file imports
         helpers = ProjectHelpers(functools.partial(read_blob, mirrors, sources, doc["repo"], doc["commit"]))
         for path in doc.get("files") or []:
@@ -171,9 +220,31 @@ def score_real(mirrors: Path, sources: Path, score: Score, skipped: list[str],
                 skipped.append(f"{doc['repo']}:{path}")
                 continue
             result = analyze_source(path, text, config, project_path=path, helpers=helpers)
-            here = [lab for lab in labels if lab.path == path]
-            score.add(here, result.findings)
-            mine.add(here, result.findings)
+            out.append(LabelledFile(file.stem, path, text, [lab for lab in labels if lab.path == path],
+                                    result.findings))
+    return out
+
+
+def mark_disputes(files: list[LabelledFile]) -> list[list[Label]]:
+    """Find the disputes among every labelled file's labels and mark their labels `disputed` in place."""
+    keyed = []
+    for lf in files:
+        for lab in lf.labels:
+            key = statement_key(lf.text, lab.line)
+            if key is not None:
+                keyed.append((key, lab))
+    found = disputes(keyed)
+    marked = {id(lab) for labs in found for lab in labs}
+    for lf in files:
+        lf.labels = [replace(lab, disputed=True) if id(lab) in marked else lab for lab in lf.labels]
+    return found
+
+
+def score_real(files: list[LabelledFile], score: Score, per_set: dict[str, Score] | None = None) -> None:
+    for lf in files:
+        score.add(lf.labels, lf.findings)
+        if per_set is not None:
+            per_set.setdefault(lf.source, Score()).add(lf.labels, lf.findings)
 
 
 def score_snippets(score: Score) -> None:
@@ -196,20 +267,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path)
     parser.add_argument("--show", action="store_true", help="list every miss and false positive")
     args = parser.parse_args(argv)
-    real, snippets, skipped = Score(), Score(), []  # type: ignore[var-annotated]
+    real, as_labelled, snippets, skipped = Score(), Score(), Score(), []  # type: ignore[var-annotated]
     per_set: dict[str, Score] = {}
-    score_real(args.mirrors, args.sources, real, skipped, per_set)
+    files = read_real(args.mirrors, args.sources, skipped)
+    score_real(files, as_labelled)
+    found = mark_disputes(files)
+    score_real(files, real, per_set)
     score_snippets(snippets)
-    report = {"real": real.summary(), "snippets": snippets.summary(), "skipped_files": skipped,
-              "per_repository": {name: _row(s) for name, s in per_set.items()}}
+    rows = {name: _row(s) for name, s in per_set.items()}
+    report: dict[str, Any] = {"real": real.summary(), "real_as_labelled": as_labelled.summary(), "snippets": snippets.summary(),
+              "disputed_sites": sum(len(labs) for labs in found), "skipped_files": skipped,
+              "per_repository": rows}
     print(json.dumps({k: v for k, v in report.items() if k not in ("skipped_files", "per_repository")}, indent=2))
     print("| label set | sites | positives found | findings | false positives |")
     print("|---|---|---|---|---|")
-    for name, row in report["per_repository"].items():
+    for name, row in rows.items():
         print(f"| {name} | {row['sites']} | {row['found']} | {row['findings']} | {row['false_positives']} |")
     if skipped:
         print(f"skipped {len(skipped)} files (no mirror): {skipped[:5]}...")
     if args.show:
+        for labs in found:
+            print("DISPUTE " + "; ".join(f"{lab.source} {lab.path}:{lab.line} {lab.kind}" for lab in labs))
         for name, s in (("real", real), ("snippets", snippets)):
             for lab in s.misses:
                 print(f"MISS {name} {lab.source} {lab.path}:{lab.line} {lab.kind} -- {lab.note[:90]}")

@@ -30,6 +30,8 @@ _WORLD_DOC = re.compile(
     rf"\b{_LEFT_OUT}\b[^.\n]{{0,80}}\b(default|global|world|(?:whole|entire) (?:world|group|process group|job|cluster)"
     r"|all (?:the |available )?(?:ranks|processes|devices|gpus|workers)"
     r"|every (?:rank|process|device|gpu|worker))\b(?!s? (?:holds?|has|have|keeps?|owns?|stores?|computes?|gets?|sees?))"
+    # ranks that each act alone are no group ("None: every rank reads the checkpoint by itself")
+    r"(?![^.\n]{0,60}\b(?:by (?:it|them)sel(?:f|ves)|on (?:its|their) own|independently|alone)\b)"
     rf"|\b(default|global|world)\b[^.\n]{{0,40}}\b(group|process group)\b[^.\n]{{0,40}}\b{_LEFT_OUT}\b"
     r"|\b(?:(?:whole|entire) (?:world|job|cluster)|all ranks|every rank)\b[^.\n]{0,40}\b(?:omitted|not (?:given|passed))\b",
     re.I,
@@ -40,9 +42,10 @@ _WORLD_DEFAULT = re.compile(r"\bdefaults?\b\s*(?:[=:]|to|is)?\s*(?:the\s+)?(?:wh
 _NAMES_A_GROUP = re.compile(r"\b\w+_(?:group|pg)\b|\bprocess group\b", re.I)  # `process_group`, `dp_group`
 _GETATTR_NONE = re.compile(r"getattr\(\s*self\s*,\s*[\"'](\w+)[\"']\s*,\s*None\s*\)")
 # None documented as "no parallelism" ("If None, no model parallelism is set", "None to disable it", "None when
-# sequence parallelism is off", "None if it isn't enabled")
+# sequence parallelism is off", "None if it isn't enabled", "None: every rank reads it by itself")
 _ABSENT_DOC = re.compile(r"\bNone\b[^.\n]{0,60}(?:\b(no|not|never|unless|disabled?|disables|off|unused|inactive|without"
-                         r"|absent|skip|single|replicated|local|unsplit|unsharded)\b|n't\b)", re.I)
+                         r"|absent|skip|single|replicated|local|unsplit|unsharded|independently|alone"
+                         r"|by (?:it|them)sel(?:f|ves)|on (?:its|their) own)\b|n't\b)", re.I)
 
 
 def _reads(text: str, numpy_default: bool = True) -> str | None:

@@ -783,3 +783,19 @@ def test_without_type_parameters_keeps_every_other_character_in_place() -> None:
     assert bare == "class A   (B[T]):\n    x: type = type(3)\n_:   X = int\ntype = 5\nif x:\n    _:   Y    = list[K]\n"
     assert without_type_parameters("x = 1\ntype(x)\n") is None  # nothing to change
     assert without_type_parameters("x = (\n") is None  # does not tokenize
+
+
+@pytest.mark.parametrize(("test", "bound"), [
+    ("num_peers > 0", 1),  # the ranks other than this one: one fewer than a size
+    ("len(self.peers) >= 1", 1),
+    ("self.peer_count > 0", 1),
+    ("len(peer_ranks) > 1", 1),  # the members of a peer group, this rank among them: a size
+    ("world_size > 1", 1),
+])
+def test_a_count_of_peers_is_one_fewer_than_a_size(test: str, bound: int) -> None:
+    from bot.analyze.terms import size_compare
+
+    found = size_compare(ast.parse(test, mode="eval").body)
+    assert found is not None and found.positive
+    assert (found.op, found.bound) in ((">", bound), (">=", bound + 1))
+    assert size_compare(ast.parse("n_items > 0", mode="eval").body) is None  # counts no ranks

@@ -1163,6 +1163,20 @@ CASES = [
          if g is not None and g.size() > 1:
              dist.all_reduce(coll.t, group=g)
      """, [("PG101", 5)]),
+    ("guard: in a file that never communicates, a group's full test that only slices weights by rank is local work", """
+     class Conv:
+         def weights(self, w, cp_group=None):
+             if cp_group is not None and cp_group.size() > 1:
+                 n = w.shape[0] // cp_group.size()
+                 w = w[cp_group.rank() * n:(cp_group.rank() + 1) * n]
+             return w
+     """, []),
+    ("guard: ... but a group handed on under the test may communicate where it goes: a guard", """
+     class Moe:
+         def build(self, tp_group=None):
+             if tp_group is not None and tp_group.size() > 1:
+                 self.tp = ExpertTP(self.dim, tp_group)
+     """, [("PG101", 3)]),
     ("guard: a device mesh's full test that only raises, or runs a world collective, guards nothing on the mesh", """
      from torch.distributed.tensor import distribute_tensor
      class Lin:

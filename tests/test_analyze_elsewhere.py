@@ -513,3 +513,20 @@ def test_a_helper_elsewhere_tests_the_size_through_an_autograd_function_and_an_i
     helpers = _helpers({"pkg/dist/prims.py": prims, "pkg/dist/graph.py": graph})
     assert helpers.tests_size("pkg.dist.graph.reduce_t")
     assert not helpers.tests_size("pkg.dist.graph.plain_t")
+
+
+def test_a_namespace_package_split_over_distributions_is_followed_to_its_sibling() -> None:
+    # anemoi-core: `training/src/anemoi/training/losses/base.py` imports `anemoi.models.distributed.graph`, which
+    # sits in `models/src/`: the folder the importing file shows, with its subpackage swapped for the import's
+    graph = ("import torch.distributed as dist\n\n"
+             "def reduce_tensor(x, group):\n    if dist.get_world_size(group=group) == 1:\n        return x\n"
+             "    dist.all_reduce(x, group=group)\n    return x\n")
+    loss = ("from anemoi.models.distributed.graph import reduce_tensor\n\n"
+            "def total(x, group=None):\n    return x if group is None else reduce_tensor(x, group)\n")
+    path = "training/src/anemoi/training/losses/base.py"
+    helpers = _helpers({"models/src/anemoi/models/distributed/graph.py": graph})
+    found = analyze_source(path, loss, CONFIG, project_path=path, helpers=helpers).findings
+    assert found == []  # the None test and the helper's size exit are one guard split across files
+    assert "models/src/anemoi/models/distributed/graph.py" in helpers.reads  # type: ignore[attr-defined]
+    # in the file's own distribution the helper is not there, so that folder is asked first
+    assert "training/src/anemoi/models/distributed/graph.py" in helpers.reads  # type: ignore[attr-defined]

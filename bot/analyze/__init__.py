@@ -208,9 +208,12 @@ def _communicating_imports(names: Names, config: Config, text: str, helpers: Pro
     out = []
     for local, target in names.aliases.items():
         head = target.partition(".")[0]
-        if head not in folders or "." not in target or is_wrapper(target, config):
+        if head not in folders or "." not in target:
             continue
-        helpers.locate(head, "/".join(folders[: folders.index(head)]))
+        at = folders.index(head)  # (any import of the package shows where it sits, a wrapper's too)
+        helpers.locate(head, "/".join(folders[:at]), folders[at + 1] if at + 1 < len(folders) else "")
+        if is_wrapper(target, config):
+            continue
         calls = calls or CallSites(text)
         if (calls.with_group(local) and helpers.communicates(target, collectives)) or \
                 (calls.with_group("apply", local) and helpers.applies(target, collectives)):

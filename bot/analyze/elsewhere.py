@@ -43,7 +43,9 @@ class ProjectHelpers:
         self._texts: dict[str, str | None] = {}
         self._sizes: dict[str, HelperSize | None] = {}
         self._communicating: dict[str, bool] = {}
-        self._folders: dict[str, str] = {}  # top-level package -> the folder it sits in, when not the root or src
+        # top-level package -> the folders it sits in, when not the root or src, each with the subpackage found
+        # there (a namespace package split over distributions: `models/src/anemoi/models`, `training/src/anemoi/...`)
+        self._folders: dict[str, list[tuple[str, str]]] = {}
 
     def size_of(self, qualified: str) -> HelperSize | None:
         """`pkg.mod.fn`: what ``fn`` (defined at the top of pkg/mod.py or pkg/mod/__init__.py) measures, if it
@@ -130,11 +132,29 @@ class ProjectHelpers:
             self._communicating[key] = klass is not None and _function_communicates(klass, collectives)
         return self._communicating[key]
 
-    def locate(self, package: str, folder: str) -> None:
+    def locate(self, package: str, folder: str, sub: str = "") -> None:
         """The top-level ``package`` sits in ``folder`` of the project (`python/` for `python/pkg/mod.py`), as
-        a file that imports from its own package shows; `""` and `src` are always looked in."""
-        if folder not in ("", "src"):
-            self._folders.setdefault(package, folder)
+        a file that imports from its own package shows, with its subpackage ``sub`` there; `""` and `src` are
+        always looked in."""
+        if folder not in ("", "src") and (folder, sub) not in (known := self._folders.setdefault(package, [])):
+            known.append((folder, sub))
+
+    def _roots(self, module: str) -> list[str]:
+        """Where ``module``'s file may sit: the folders its package was seen in, then, for a namespace package
+        split over distributions, the same folders with the seen subpackage's name swapped for the module's
+        (`training/src` -> `models/src` for `anemoi.models.x`)."""
+        package, _, rest = module.partition(".")
+        known = self._folders.get(package)
+        if not known:
+            return ["", "src/"]
+        roots = [f"{folder}/" for folder, _ in known]
+        wanted = rest.partition(".")[0]
+        for folder, sub in known:
+            parts = folder.split("/")
+            swapped = [p.replace(sub, wanted) if sub and wanted and sub in p else p for p in parts]
+            if swapped != parts and (root := "/".join(swapped) + "/") not in roots:
+                roots.append(root)
+        return roots
 
     def _read(self, qualified: str) -> HelperSize | None:
         function = self._function(qualified)
@@ -156,9 +176,7 @@ class ProjectHelpers:
         if not module or not all(part.isidentifier() for part in module.split(".")):
             return None
         base = module.replace(".", "/")
-        folder = self._folders.get(module.partition(".")[0])
-        roots = ("", "src/") if folder is None else (f"{folder}/",)
-        for path in (f"{r}{base}{tail}" for r in roots for tail in (".py", "/__init__.py")):
+        for path in (f"{r}{base}{tail}" for r in self._roots(module) for tail in (".py", "/__init__.py")):
             text = self._text(path)
             if text is None:
                 continue

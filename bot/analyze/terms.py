@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import operator
+import re
 from collections.abc import Callable
 from enum import IntEnum
 from typing import NamedTuple, TypeGuard
@@ -116,12 +117,27 @@ def size_compare(node: ast.expr) -> SizeCompare | None:
     if isinstance(left, ast.BinOp) and offset is not None:  # `ws(g) - 1 > 0` is `ws(g) > 1`
         bound = bound + offset if isinstance(left.op, ast.Sub) else bound - offset
         left = left.left
+    elif counts_peers(left):  # the ranks other than this one: `num_peers > 0` is a size `> 1`
+        bound += 1
     table = tuple(_OPS[op](size, bound) for size in SIZES)
     if table in (_POSITIVE, _NEGATIVE):
         return SizeCompare(left, _SYMBOL[op], bound, positive=table == _POSITIVE, nonmember_bug=False)
     if table[1:] == _POSITIVE[1:] or table[1:] == _NEGATIVE[1:]:  # `!= 1`, `== 1`: wrong for size -1
         return SizeCompare(left, _SYMBOL[op], bound, positive=not table[1], nonmember_bug=True)
     return None
+
+
+# `num_peers`, `peers`, `peer_count`; not `peer_ranks` (the members of a peer group, this rank among them)
+_PEERS = re.compile(r"(?:^|_)(?:n?peers|peer_count)$", re.I)
+
+
+def counts_peers(node: ast.expr) -> bool:
+    """`num_peers`, `self.n_peers`, `len(self.peers)`: a count of the ranks other than this one (one fewer than
+    a size), by its name's end."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len" and len(node.args) == 1:
+        node = node.args[0]
+    name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+    return name is not None and _PEERS.search(name) is not None
 
 
 def is_bool_call(node: ast.expr) -> TypeGuard[ast.Call]:

@@ -179,6 +179,8 @@ def decide(module: ModuleFacts) -> Verdicts:
     if any(_tests_mesh(p) for p in pairs):
         reaching = _communicating_closure(module)
         pairs = [p for p in pairs if not _tests_mesh(p) or _communicates_after(module, p, reaching)]
+    if not module.sites.collectives:  # a file that never communicates
+        pairs = [p for p in pairs if _tests_mesh(p) or not _lays_out_local_work(module, p)]  # (meshes: above)
     v.pairs = pairs
     lambdas = list(_lambda_copies(module))
     v.pairs += [c.pair for c in lambdas]  # their guard is the copy's (PG107), not a PG101 of its own
@@ -557,6 +559,22 @@ def _on_world(module: ModuleFacts, site: CollectiveSite) -> bool:
     """A collective with no group (a point-to-point call to a group's member has its group), None or the world."""
     group = site.collective.group
     return site.key is None if group is None else is_none(group) or module.ctx.is_world(group)
+
+
+def _lays_out_local_work(module: ModuleFacts, pair: Pair) -> bool:
+    """In a file that never communicates, an `if` on a group's full test after which the function hands the
+    group to nothing (it only asks `g.rank()` and `g.size()` to slice weights by rank) lays out local work: no
+    guard, as a mesh's would not be. A group handed on (`ExpertTP(tp_group)`, a helper of another file) may
+    still communicate there, so that test stays a guard."""
+    function = pair.chain.function
+    if function is None or _branch_of(module, function, pair.chain.node) is None:
+        return False
+    leaf, start = leaf_name(pair.none.key), pair.chain.node.lineno
+    for node in ast.walk(function.node):  # (by its last name: `self.tp_group` handed on as `tp_group` too)
+        if isinstance(node, ast.Call) and node.lineno >= start and \
+                any((d := dotted(a)) is not None and leaf_name(d) == leaf for a in (*node.args, *(k.value for k in node.keywords))):
+            return False
+    return True
 
 
 def _branch_of(module: ModuleFacts, function: FunctionInfo | None, test: ast.expr) -> ast.If | None:

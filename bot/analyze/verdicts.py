@@ -1017,6 +1017,27 @@ def _path_tests(module: ModuleFacts, function: FunctionInfo, path: frozenset[tup
             yield node, outcome
 
 
+def on_the_source_rank(module: ModuleFacts, site: CollectiveSite) -> bool:
+    """A broadcast reached only past a test that this rank is its source (`if rank == src_rank:` before
+    `broadcast(x, src=src_rank, ...)`, or the `else` of `!=`): there it only reads its tensor, so nothing it
+    writes can be lost."""
+    if site.collective.name != "broadcast" or site.function is None:
+        return False
+    call = site.call
+    src = next((k.value for k in call.keywords if k.arg in ("src", "group_src")), None)
+    if src is None and len(call.args) > 1:
+        src = call.args[1]
+    source = dotted(src) if src is not None else None
+    if source is None:
+        return False
+    for test, outcome in _path_tests(module, site.function, site.path):
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and \
+                isinstance(test.ops[0], ast.Eq if outcome else ast.NotEq) and \
+                source in (dotted(test.left), dotted(test.comparators[0])):
+            return True
+    return False
+
+
 def _called_under_own_state(module: ModuleFacts, function: FunctionInfo, depth: int) -> bool:
     """The method is called in the file (once at least), and every call is behind a test of the object's state,
     there or in its own callers (``depth`` hops)."""

@@ -6,7 +6,7 @@ import ast
 
 from bot.analyze.env import binding_before
 from bot.analyze.rules.base import Reporter, code_span
-from bot.analyze.verdicts import made_contiguous
+from bot.analyze.verdicts import made_contiguous, on_the_source_rank
 from bot.model import ContiguousPayload, Invalid, Rule
 
 RULE = Rule(
@@ -101,6 +101,20 @@ RULE = Rule(
             "    return x\n",
             unsafe=True,
         ),
+        Invalid(  # on the receivers' branch the broadcast writes into the temporary
+            "import torch.distributed as dist\n"
+            "def recv_batch(value, src_rank, group):\n"
+            "    if dist.get_rank() != src_rank:\n"
+            "        dist.broadcast(value.contiguous(), src=src_rank, group=group)\n",
+            flagged="dist.broadcast(value.contiguous(), src=src_rank, group=group)",
+            fixed="import torch.distributed as dist\n"
+            "def recv_batch(value, src_rank, group):\n"
+            "    if dist.get_rank() != src_rank:\n"
+            "        value_c = value.contiguous()\n"
+            "        dist.broadcast(value_c, src=src_rank, group=group)\n"
+            "        value.copy_(value_c)\n",
+            unsafe=True,
+        ),
         Invalid(  # asynchronous: a copy-back right after the call would run before the reduction completes
             "import torch.distributed as dist\n"
             "def f(x, group):\n"
@@ -132,6 +146,13 @@ RULE = Rule(
         "import deepspeed.comm as dist\n"
         "def f(x, out, group):\n"
         "    dist.all_gather_into_tensor(out, x.contiguous(), group=group)\n",
+        # the source of a broadcast only reads its tensor: on the source's own branch nothing is written
+        "import torch.distributed as dist\n"
+        "def send_batch(value, out, src_rank, group):\n"
+        "    if dist.get_rank() == src_rank:\n"
+        "        dist.broadcast(value.contiguous(), src=src_rank, group=group)\n"
+        "    else:\n"
+        "        dist.broadcast(out, src=src_rank, group=group)\n",
         # a functional collective returns its result: nothing is written into the temporary
         "import torch.distributed._functional_collectives as fc\n"
         "def f(grad, group):\n"
@@ -157,6 +178,8 @@ def check(r: Reporter) -> None:
         # code before it): contiguous already, so `.contiguous()` returns flat itself
         if isinstance(held, ast.Name) and site.function is not None and \
                 (made := binding_before(site.function.node, held.id, site.statement)) is not None and made_contiguous(made):
+            continue
+        if on_the_source_rank(r.verdicts.module, site):  # (the source only reads what it broadcasts)
             continue
         tensor = r.text(held)
         r.report(

@@ -1163,6 +1163,57 @@ CASES = [
          if g is not None and g.size() > 1:
              dist.all_reduce(coll.t, group=g)
      """, [("PG101", 5)]),
+    ("size provenance: backward's test of the group forward left on ctx is read as forward's, which shapes data by the world's size first", """
+     import torch
+     class _A2A(torch.autograd.Function):
+         @staticmethod
+         def forward(ctx, x, group):
+             n = dist.get_world_size(group)
+             assert x.size(0) % n == 0
+             ctx.group = group
+             if n == 1:
+                 return x
+             out = torch.empty_like(x)
+             dist.all_to_all_single(out, x, group=group)
+             return out
+
+         @staticmethod
+         def backward(ctx, g):
+             n = dist.get_world_size(ctx.group)
+             if n == 1:
+                 return g, None
+             out = torch.empty_like(g)
+             dist.all_to_all_single(out, g, group=ctx.group)
+             return out, None
+
+     def a2a(x, group=None):
+         return _A2A.apply(x, group)
+     """, []),
+    ("size provenance: ... and where forward shapes nothing first, both size-only tests on the optional group are reported", """
+     import torch
+     class _A2A(torch.autograd.Function):
+         @staticmethod
+         def forward(ctx, x, group):
+             n = dist.get_world_size(group)
+             ctx.group = group
+             if n == 1:
+                 return x
+             out = torch.empty_like(x)
+             dist.all_to_all_single(out, x, group=group)
+             return out
+
+         @staticmethod
+         def backward(ctx, g):
+             n = dist.get_world_size(ctx.group)
+             if n == 1:
+                 return g, None
+             out = torch.empty_like(g)
+             dist.all_to_all_single(out, g, group=ctx.group)
+             return out, None
+
+     def a2a(x, group=None):
+         return _A2A.apply(x, group)
+     """, [("PG104", 7), ("PG104", 16)]),
     ("guard: in a file that never communicates, a group's full test that only slices weights by rank is local work", """
      class Conv:
          def weights(self, w, cp_group=None):

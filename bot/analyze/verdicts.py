@@ -37,7 +37,16 @@ from bot.analyze.names import dotted, leaf_name
 from bot.analyze.scan import POINT_TO_POINT, PROCESS_GROUP_NAME
 from bot.analyze.slicing import HELPER_LEVELS
 from bot.analyze.source import statements
-from bot.analyze.terms import Null, SizeOf, is_bool_call, is_none, none_test, presence, without_not
+from bot.analyze.terms import (
+    Null,
+    SizeOf,
+    is_bool_call,
+    is_none,
+    none_test,
+    presence,
+    size_compare,
+    without_not,
+)
 from bot.model import Confidence
 
 
@@ -380,6 +389,8 @@ def _size_only(v: Verdicts, site: CollectiveSite, f: Facts, world: set[str]) -> 
         if id(c.test) in v.both_ways or (via and "." not in via and _shapes_first(v.module, site.function, via, c.node)
                                          and not module.env.absent_documented(site.key, site.function)):
             continue
+        if _forward_shapes_first(module, site):  # (backward's group is forward's, read the same way)
+            continue
         (v.cached if via and _on_instance(module, via, site.function) else v.size_only).append((site, c))
 
 
@@ -431,6 +442,29 @@ def _shapes_first(module: ModuleFacts, function: FunctionInfo | None, local: str
         else:
             continue
         if node.lineno < line and any(isinstance(o, ast.Name) and o.id == local for o in operands):
+            return True
+    return False
+
+
+def _forward_shapes_first(module: ModuleFacts, site: CollectiveSite) -> bool:
+    """In backward of an autograd Function, a group forward left on ctx (`ctx.group = group`) whose size forward
+    used to shape data before its own test of it (`n = ws(group)`, `assert x.size(d) % n == 0`, then `if n == 1:`):
+    forward counts on None being the world there, and backward's test of the same group is read the same way."""
+    function, key = site.function, site.key
+    forward = module.env.autograd_forward(function) if function is not None else None
+    if forward is None or function is None or key is None or not function.params:
+        return False
+    head, _, attr = key.partition(".")
+    param = module.env.ctx_params(forward).get(attr) if head == function.params[0] else None
+    if param is None:
+        return False
+    sized = {t.id for n in module.env.nodes(forward.node, ast.Assign)
+             if isinstance(group := module.ctx.world_size_group(n.value), ast.Name) and group.id == param
+             for t in n.targets if isinstance(t, ast.Name)}
+    for test in module.env.nodes(forward.node, ast.Compare):
+        compare = size_compare(test)
+        if compare is not None and isinstance(compare.term, ast.Name) and compare.term.id in sized and \
+                _shapes_first(module, forward, compare.term.id, test):
             return True
     return False
 

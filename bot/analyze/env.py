@@ -250,6 +250,8 @@ class ModuleEnv:
             getter = self.method(klass, rest) if klass is not None and "." not in rest else None
             if getter is not None and getter is not function and getter.is_property and self.optional_getter(getter):
                 return Null.MAYBE  # `@property def group(self): return self._group`, an optional attribute
+            if any(self.origin(source, method) == Null.MAYBE for source, method in self.field_sources(key, function)):
+                return Null.MAYBE  # `self.ep_group = pgs.ep`, `pgs: Groups` whose field `ep` defaults to None
         klass = self.singleton(head, function)
         if klass is not None and any(f"self.{rest}" in self._optional_attrs(c) or rest in self._read_as_optional(c)
                                      for c in self.mro(klass)):
@@ -277,7 +279,7 @@ class ModuleEnv:
             scope: FunctionInfo | None = function
             while scope is not None:
                 if holder in scope.params:
-                    return self._class_named(_annotation_of(scope.node, holder))
+                    return self.class_named(_annotation_of(scope.node, holder))
                 scope = scope.parent
             return None
         head, _, attr = holder.partition(".")
@@ -286,17 +288,17 @@ class ModuleEnv:
             return None
         for item in klass.node.body:  # `cfg: Config` at class level (a dataclass field, an attribute declared)
             if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name) and item.target.id == attr:
-                return self._class_named(item.annotation)
+                return self.class_named(item.annotation)
         for method, value in self.assigned_values(klass).get(holder, []):
-            if isinstance(value, ast.Call) and (found := self._class_named(value.func)) is not None:
+            if isinstance(value, ast.Call) and (found := self.class_named(value.func)) is not None:
                 return found
             if isinstance(value, ast.Name) and value.id in method.params:
-                found = self._class_named(_annotation_of(method.node, value.id))
+                found = self.class_named(_annotation_of(method.node, value.id))
                 if found is not None:
                     return found
         return None
 
-    def _class_named(self, node: ast.expr | None) -> ClassInfo | None:
+    def class_named(self, node: ast.expr | None) -> ClassInfo | None:
         """The class of the file a type annotation or a constructor names (`Config`, `mod.Config`,
         `Optional[Config]` is not an instance always there and is left alone)."""
         name = dotted(node) if node is not None else None
@@ -615,7 +617,7 @@ class ModuleEnv:
         # `"""None means the default group."""` over `def all_reduce(t, pg=None)`: it can only mean pg
         if function is not None and self._the_only_group(name, function) and _docstring_says_world(function.node):
             return True
-        if any(_reads(c) == "world" for c in self._held_comments(name, function)):
+        if any(_reads(c) == "world" for c in self._field_comments(name, function)):
             return True
         return any(re.search(r"\bworld|default group|global group", c, re.I) or _reads(c) == "world"
                    for c in (*self._comments(function, leaf), *self._global_comments(name)))
@@ -633,7 +635,7 @@ class ModuleEnv:
         if any(_reads(line) == "absent" for doc in self._docs(function) for line in _mentions(doc, leaf)):
             return True
         return any(_reads(c) == "absent" for c in (*self._comments(function, leaf), *self._global_comments(name),
-                                                   *self._held_comments(name, function),
+                                                   *self._field_comments(name, function),
                                                    *self._getter_docs(name, function)))
 
     def _getter_docs(self, name: str, function: FunctionInfo | None) -> Iterator[str]:
@@ -677,6 +679,29 @@ class ModuleEnv:
                 yield from self._node_comments(c.node, leaf)
         elif function is not None:
             yield from self._node_comments(function.node, leaf)
+
+    def field_sources(self, name: str, function: FunctionInfo | None) -> list[tuple[str, FunctionInfo]]:
+        """For an attribute (`self.ep_group`) that the class only ever sets from a field of an object typed with a
+        class of the file (`self.ep_group = pgs.ep` with `pgs: ProcessGroupCollection`): those fields, each with
+        the method that reads it. Empty otherwise."""
+        klass = self.class_of(function) if function is not None else None
+        if klass is None or not name.startswith("self.") or name.count(".") != 1:
+            return []
+        values = [(method, value) for c in self.mro(klass) for method, value in self.assigned_values(c).get(name, ())]
+        out = []
+        for method, value in values:
+            source = dotted(value) if isinstance(value, ast.Attribute) else None
+            holder = source.rpartition(".")[0] if source is not None else ""
+            if source is None or not holder or self.held_class(holder, method) is None:
+                return []
+            out.append((source, method))
+        return out
+
+    def _field_comments(self, name: str, function: FunctionInfo | None) -> Iterator[str]:
+        """The comments about a field of another class of the file that ``name`` is, or is only ever set from."""
+        yield from self._held_comments(name, function)
+        for source, method in self.field_sources(name, function):
+            yield from self._held_comments(source, method)
 
     def _held_comments(self, name: str, function: FunctionInfo | None) -> Iterator[str]:
         """For a field of an object of another class of the file (`cfg.group`, `cfg: MetricsConfig`), that

@@ -266,8 +266,6 @@ def _about_a_dimension(module: ModuleFacts, none_only: list[NoneOnly]) -> list[N
     return [n for n in none_only if id(n.check.test) in useful and not _tests_tensor_mesh(n)]
 
 
-
-
 def _tests_tensor_mesh(n: NoneOnly) -> bool:
     """`mesh = getattr(x, "device_mesh", None)`, then `if mesh is None:`: the test asks whether x is a DTensor
     (on a one-rank mesh it still is one, and code after the test counts on that), not whether a dimension is
@@ -934,7 +932,33 @@ def _evidence(module: ModuleFacts, key: str, function: FunctionInfo | None, abse
     if _none_unless(module, function, key, use):
         return Confidence.MEDIUM, (f"`{key}` is set to None when its condition fails (`... if ... else None`): "
                                    "None stands for a dimension that is not there",)
+    if _built_none_unless(module, key, function, use):
+        return Confidence.MEDIUM, (f"the file builds the object holding `{leaf}` with None for it when a condition "
+                                   "fails (`... if ... else None`): None stands for a dimension that is not there",)
     return None
+
+
+def _built_none_unless(module: ModuleFacts, key: str, function: FunctionInfo | None, use: Use | None) -> bool:
+    """A field of an object of a class of the file (`self.groups.ep`, `groups: Groups`) that the file builds with
+    a group or None by a condition (`ep = new_group(r) if layout.ep > 1 else None`, then `Groups(tp=tp, ep=ep)`):
+    the factory writes None for the case where there is no such group. Not for a point-to-point call."""
+    holder, _, leaf = key.rpartition(".")
+    held = module.env.held_class(holder, function) if holder and function is not None else None
+    if held is None or (use is not None and use.collective in POINT_TO_POINT):
+        return False
+    fields = [t.id for item in held.node.body if isinstance(item, ast.AnnAssign) and isinstance(t := item.target, ast.Name)]
+    for builder in module.env.functions:
+        for call in module.env.nodes(builder.node, ast.Call):
+            if module.env.class_named(call.func) is not held:
+                continue
+            value = next((k.value for k in call.keywords if k.arg == leaf), None)
+            if value is None and leaf in fields and fields.index(leaf) < len(call.args):
+                value = call.args[fields.index(leaf)]
+            if isinstance(value, ast.IfExp) and (is_none(value.body) or is_none(value.orelse)):
+                return True
+            if isinstance(value, ast.Name) and _sets_none_unless(module, builder, value.id) is not None:
+                return True
+    return False
 
 
 def _holder_state_decides(module: ModuleFacts, key: str, use: Use) -> bool:

@@ -1214,6 +1214,50 @@ CASES = [
      def a2a(x, group=None):
          return _A2A.apply(x, group)
      """, [("PG104", 7), ("PG104", 16)]),
+    ("flow facts: a setter's attribute may be None when another method hands it an optional parameter", """
+     class Partitioner:
+         def __init__(self, mp_group=None):
+             self.set_group(mp_group)
+
+         def set_group(self, group):
+             self.mp_group = group
+
+         def gather(self, parts, shard):
+             if dist.get_world_size(self.mp_group) > 1:
+                 dist.all_gather(parts, shard, group=self.mp_group)
+     """, [("PG104", 9)]),
+    ("flow facts: ... and not when every method hands it a group", """
+     class Partitioner:
+         def __init__(self, mp_group=None):
+             self.set_group(mp_group or dist.group.WORLD)
+
+         def set_group(self, group):
+             self.mp_group = group
+
+         def gather(self, parts, shard):
+             if dist.get_world_size(self.mp_group) > 1:
+                 dist.all_gather(parts, shard, group=self.mp_group)
+     """, []),
+    ("which None: docs that make one named group the world speak for that group, not for the file's others", """
+     def reduce_dense(t, dense_group=None):
+         "Average dense gradients. If dense_group is None, the default (world) group is used."
+         if dist.get_world_size(dense_group) > 1:
+             dist.all_reduce(t, group=dense_group)
+
+     def reduce_experts(t, ep_group=None):
+         if dist.get_world_size(ep_group) > 1:
+             dist.all_reduce(t, group=ep_group)
+     """, [("PG104", 7)]),
+    ("which None: ... while docs that make any process group left None the world speak for the file", """
+     def reduce_dense(t, dense_group=None):
+         "Average dense gradients. If the process group is None, the default (world) group is used."
+         if dist.get_world_size(dense_group) > 1:
+             dist.all_reduce(t, group=dense_group)
+
+     def reduce_experts(t, ep_group=None):
+         if dist.get_world_size(ep_group) > 1:
+             dist.all_reduce(t, group=ep_group)
+     """, []),
     ("guard: in a file that never communicates, a group's full test that only slices weights by rank is local work", """
      class Conv:
          def weights(self, w, cp_group=None):

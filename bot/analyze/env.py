@@ -40,6 +40,7 @@ _WORLD_DOC = re.compile(
 _WORLD_DEFAULT = re.compile(r"\bdefaults?\b\s*(?:[=:]|to|is)?\s*(?:the\s+)?(?:whole\s+|entire\s+)?"
                             r"(?:world|global|default\s+(?:process\s+)?group|all\s+ranks)\b", re.I)
 _NAMES_A_GROUP = re.compile(r"\b\w+_(?:group|pg)\b|\bprocess group\b", re.I)  # `process_group`, `dp_group`
+_GENERIC_GROUPS = frozenset({"process_group", "process group", "Process group", "Process Group"})
 _GETATTR_NONE = re.compile(r"getattr\(\s*self\s*,\s*[\"'](\w+)[\"']\s*,\s*None\s*\)")
 # None documented as "no parallelism" ("If None, no model parallelism is set", "None to disable it", "None when
 # sequence parallelism is off", "None if it isn't enabled", "None: every rank reads it by itself")
@@ -338,9 +339,13 @@ class ModuleEnv:
             scope = scope.parent
         return klass
 
-    def documents_world(self) -> bool:
-        """Does a docstring of the file say that a group left None is the default (world) group, a project's
-        convention (`process_group : str | None ... If passed as None, will default to the world group.`)?"""
+    def documents_world(self) -> frozenset[str]:
+        """The groups a docstring of the file says are the default (world) group when left None, a project's
+        convention (`process_group : str | None ... If passed as None, will default to the world group.`): the
+        names such a sentence gives (`dense_dp_group: ... None means every rank (the world group)` speaks for
+        `dense_dp_group` alone), or `*` for every group when it names only a generic one (`process_group`,
+        `group`, `pg`)."""
+        names: set[str] = set()
         nodes = (self.ctx.source.tree, *(f.node for f in self.functions), *(c.node for c in self.classes.values()))
         for node in nodes:
             doc = ast.get_docstring(node, clean=False)
@@ -348,8 +353,9 @@ class ModuleEnv:
                 continue  # (a sentence over no named group, `None means the default group.`, is its function's)
             for sentence in re.split(r"(?<=\.)\s", " ".join(doc.split())):
                 if "group" in sentence and _reads(sentence, numpy_default=False) == "world":
-                    return True
-        return False
+                    named = {m.group(0) for m in _NAMES_A_GROUP.finditer(sentence)} - _GENERIC_GROUPS
+                    names |= named or {"*"}
+        return frozenset(names)
 
     def states_world(self) -> bool:
         """Does a comment block of the module level state it as the file's convention (`# group=None in this file
@@ -439,6 +445,8 @@ class ModuleEnv:
         value = _sole_return(function.node, (ast.Global, ast.Nonlocal, ast.Pass))
         if value is None or isinstance(value, ast.IfExp):
             return _returns_group_or_none(function, self.ctx)
+        if mapping_get(value):  # `return self.groups.get(name)`: None for a name the mapping lacks
+            return True
         text = dotted(value)
         if text is None:
             return False
@@ -803,9 +811,28 @@ def _about(text: str, leaf: str) -> str:
     """The clauses of ``text`` that are not about another group (`intra_group is always a real group; inter_group
     is None on a single node`: the second is inter_group's), abbreviations' dots kept from ending a clause."""
     text = text.replace("i.e.", "ie").replace("e.g.", "eg")
-    clauses = re.split(r";|\.\s", text)
-    return "; ".join(c for c in clauses if not any(o != leaf for o in _GROUP_WORD.findall(c))
-                     or re.search(rf"\b{re.escape(leaf)}\b", c))
+    kept, others = [], False
+    # (`group` is an English word too: within another group's entry, "the world group" does not name it)
+    plain = re.compile(rf"\b{re.escape(leaf)}\b")
+    named = re.compile(r"^\s*group\b|`group`|\bgroup\s*(?:=|is\b|\()") if leaf == "group" else plain
+    for clause in re.split(r";|\.\s", text):
+        if (named if others else plain).search(clause) and not _entry_of_another(clause, leaf):
+            others = False
+        elif any(o != leaf for o in _GROUP_WORD.findall(clause)):
+            # another group's clause, and the clauses after it that name no group are its entry continued
+            # (`dense_dp_group: the dense data-parallel group; None means every rank`)
+            others = True
+            continue
+        if not others:
+            kept.append(clause)
+    return "; ".join(kept)
+
+
+def _entry_of_another(clause: str, leaf: str) -> bool:
+    """`dense_dp_group: data-parallel group of ...`: an entry headed by another group's name, where ``leaf`` (an
+    English word, `group`) is only part of its description."""
+    head = _ENTRY.match(clause)
+    return head is not None and any(o != leaf for o in _GROUP_WORD.findall(head.group(0)))
 
 
 _ENTRY = re.compile(r"\s*[*\w`]+\s*(?:\([^)]*\))?\s*:(?!:)")
@@ -878,8 +905,9 @@ def _optional_attributes(klass: ClassInfo, filled_in: Callable[[FunctionInfo], d
             if annotated or _may_be_none(item.value, set()):
                 attrs.update(f"self.{t.id}" for t in _targets(item) if isinstance(t, ast.Name)
                              and (annotated or f"self.{t.id}" not in replaced))
+    handed = _optional_by_callers(klass)
     for method in klass.methods.values():
-        params = optional_params(method.node) - filled_in(method).keys()
+        params = (optional_params(method.node) | handed.get(method.node.name, set())) - filled_in(method).keys()
         for node, present in _with_present(method.node.body, frozenset()) if params else \
                 ((n, frozenset[str]()) for n in own_statements(method.node.body)):
             if isinstance(node, (ast.Assign, ast.AnnAssign)):
@@ -890,6 +918,30 @@ def _optional_attributes(klass: ClassInfo, filled_in: Callable[[FunctionInfo], d
                         if text and text.startswith("self."):
                             attrs.add(text)
     return attrs
+
+
+def _optional_by_callers(klass: ClassInfo) -> dict[str, set[str]]:
+    """Parameters of the class's methods that another method hands None or an optional parameter of its own
+    (`def __init__(self, mp_group=None): self.set_group(mp_group)`): a setter's `self.g = group` then stores
+    what may be None."""
+    out: dict[str, set[str]] = {}
+    for caller in klass.methods.values():
+        optional = optional_params(caller.node)
+        for node in own_statements(caller.node.body):
+            for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
+                func = call.func
+                if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+                    continue
+                callee = klass.methods.get(func.attr)
+                if callee is None or callee is caller:
+                    continue
+                names = callee.params[1:]
+                given = [*zip(names, call.args, strict=False),  # (a call may pass fewer)
+                         *((k.arg, k.value) for k in call.keywords if k.arg is not None)]
+                for param, value in given:
+                    if is_none(value) or (isinstance(value, ast.Name) and value.id in optional):
+                        out.setdefault(func.attr, set()).add(param)
+    return out
 
 
 def _paired(node: ast.Assign | ast.AnnAssign) -> list[tuple[ast.expr, ast.expr | None]]:

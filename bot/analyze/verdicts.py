@@ -137,7 +137,7 @@ class Verdicts:
     world_names: frozenset[str] = frozenset()
     # the file documents None as the world group (a docstring) and never tests a group for absence before
     # communicating: a size-only test here means get_world_size(None), the world's size
-    world_file: bool = False
+    world_file: frozenset[str] = frozenset()  # groups the file's docs say are the world when None (`*`: all)
     # a comment block at the module level states None is the world: so for every group the file does not test for
     # absence before communicating (`absent_names`, their last names)
     world_stated: bool = False
@@ -201,7 +201,7 @@ def decide(module: ModuleFacts) -> Verdicts:
     world = _world_fallbacks(module)
     absent = _absent_evidence(module, world)
     v.world_names = frozenset(n for n in (leaf_name(o.partition(":")[2]) for o in world) if n not in absent)
-    v.world_file = not absent and module.env.documents_world()
+    v.world_file = frozenset() if absent else module.env.documents_world()
     v.world_stated = module.env.states_world()
     v.absent_names = frozenset(absent)
     callers = v.callers
@@ -377,7 +377,8 @@ def _size_only(v: Verdicts, site: CollectiveSite, f: Facts, world: set[str]) -> 
     if (f.null not in (Null.MAYBE, Null.NONE) and not _documented_optional(module, site, f)) or site.separate \
             or _owner(module, site.key, site.function) in world \
             or leaf_name(site.key) in v.world_names or _none_is_world(module, site.key, site.function) \
-            or ((v.world_file or (v.world_stated and leaf_name(site.key) not in v.absent_names))
+            or ((("*" in v.world_file or leaf_name(site.key) in v.world_file)
+                 or (v.world_stated and leaf_name(site.key) not in v.absent_names))
                 and not module.env.absent_documented(site.key, site.function)) \
             or _guarded_by_callers(module, site, v.callers, separate=False):  # every caller has ruled None out
         return

@@ -647,9 +647,16 @@ class ModuleEnv:
                                                    *self._getter_docs(name, function)))
 
     def _getter_docs(self, name: str, function: FunctionInfo | None) -> Iterator[str]:
-        """For an attribute every method sets from one in-file getter (`self.sp_group = get_sp_group()`), the
-        getter's docstring (`The sequence-parallel group, or None when sequence parallelism is off.`), which is about
-        what it hands back, and the comments on a module global it returns."""
+        """For a local bound once from an in-file getter's call, or an attribute every method sets from one in-file
+        getter (`self.sp_group = get_sp_group()`), the getter's docstring (`The sequence-parallel group, or None
+        when sequence parallelism is off.`), which is about what it hands back, and the comments on a module global
+        it returns."""
+        if function is not None and "." not in name:  # a local bound once from a getter's call: `g = get_ep_group(n)`
+            value = sole_binding(function.node, name)
+            getter = self.callee(value, function) if isinstance(value, ast.Call) else None
+            if getter is not None:
+                yield from (ast.get_docstring(getter.node, clean=False) or "").splitlines()
+            return
         klass = self.class_of(function) if function is not None else None
         if klass is None or not name.startswith("self.") or name.count(".") != 1:
             return

@@ -489,6 +489,11 @@ class Walker:
         if isinstance(stmt, (ast.For, ast.AsyncFor)):
             entry = s.copy()
             self.kill_target(entry, stmt.target)
+            if isinstance(stmt.target, ast.Name) and isinstance(stmt.iter, (ast.Tuple, ast.List)) and stmt.iter.elts:
+                # `for g in (tp_group, sp_group):` holds each in turn: None where any of them may be
+                nulls = [self.value_null(e, s)[0] for e in stmt.iter.elts]
+                if Null.MAYBE in nulls or Null.NONE in nulls:
+                    entry.groups[stmt.target.id] = Facts(Null.MAYBE)
             for name, source in _zipped(stmt):
                 if _SIZE_LIKE.search(source.rpartition(".")[2]):
                     # `for g, n in zip(groups, sizes)`: n is a count supplied beside the group, not its size

@@ -397,8 +397,34 @@ def _documented_optional(module: ModuleFacts, site: CollectiveSite, f: Facts) ->
     """A group whose origin is unknown here (a parameter, another object's attribute; never a local the function
     binds itself) but whose docs or comments say None is the absent dimension: it may be None."""
     assert site.key is not None
-    return f.null == Null.UNKNOWN and not _local(site.key, site.function) and \
-        module.env.absent_documented(site.key, site.function)
+    if f.null != Null.UNKNOWN:
+        return False
+    if _local(site.key, site.function):  # a local holds what it is bound from: `for name, g in groups.items():`
+        return any(module.env.absent_documented(n, site.function) for n in _bound_from(site.key, site.function))
+    return module.env.absent_documented(site.key, site.function)
+
+
+def _bound_from(key: str, function: FunctionInfo | None) -> list[str]:
+    """The names a local of the function takes its value from, where the docs of those names speak for it: the
+    sides of `g = a if a is not None else b` or `g = a or b`, and the container a loop walks (`for g in
+    groups`, `groups.values()`, the value of `groups.items()`)."""
+    if function is None:
+        return []
+    value = sole_binding(function.node, key)
+    if isinstance(value, ast.IfExp):
+        return [d for v in (value.body, value.orelse) if (d := dotted(v)) is not None]
+    if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or):
+        return [d for v in value.values if (d := dotted(v)) is not None]
+    for loop in (n for n in statements(function.node.body) if isinstance(n, (ast.For, ast.AsyncFor))):
+        target, walked = loop.target, loop.iter
+        if isinstance(walked, ast.Call) and isinstance(walked.func, ast.Attribute) and not walked.args \
+                and walked.func.attr in ("values", "items"):
+            if walked.func.attr == "items":
+                target = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else target
+            walked = walked.func.value
+        if isinstance(target, ast.Name) and target.id == key and (container := dotted(walked)) is not None:
+            return [container]
+    return []
 
 
 def _decided_by_callers(site: CollectiveSite, callers: dict[int, list[CallSite]]) -> bool:
@@ -922,6 +948,9 @@ def _evidence(module: ModuleFacts, key: str, function: FunctionInfo | None, abse
         return None
     if module.env.absent_documented(key, function):
         return Confidence.HIGH, (f"the docs or a comment say `{leaf}=None` means the dimension is absent",)
+    if _local(key, function) and (sources := [n for n in _bound_from(key, function)
+                                              if module.env.absent_documented(n, function)]):
+        return Confidence.HIGH, (f"`{key}` is taken from `{sources[0]}`, whose docs say None means the dimension is absent",)
     if mine in owners or (key.startswith("self.") and any(o.endswith(f":{key}") and o.split(":")[0] == mine.split(":")[0] for o in owners)):
         return Confidence.HIGH, (f"`{key}` is checked for None before a collective elsewhere here",)
     if owners:

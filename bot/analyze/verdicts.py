@@ -394,8 +394,9 @@ def _size_only(v: Verdicts, site: CollectiveSite, f: Facts, world: set[str]) -> 
 
 
 def _documented_optional(module: ModuleFacts, site: CollectiveSite, f: Facts) -> bool:
-    """A group whose origin is unknown here (a parameter, another object's attribute; never a local the function
-    binds itself) but whose docs or comments say None is the absent dimension: it may be None."""
+    """A group whose origin is unknown here (a parameter, another object's attribute) but whose docs or comments
+    say None is the absent dimension: it may be None. A local the function binds itself is read through the names
+    it is bound from (`_bound_from`): words about another thing of its name are not about it."""
     assert site.key is not None
     if f.null != Null.UNKNOWN:
         return False

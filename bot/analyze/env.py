@@ -928,26 +928,26 @@ def _optional_attributes(klass: ClassInfo, filled_in: Callable[[FunctionInfo], d
 
 
 def _optional_by_callers(klass: ClassInfo) -> dict[str, set[str]]:
-    """Parameters of the class's methods that another method hands None or an optional parameter of its own
-    (`def __init__(self, mp_group=None): self.set_group(mp_group)`): a setter's `self.g = group` then stores
-    what may be None."""
+    """Parameters of the class's methods that another method hands an optional parameter of its own (`def
+    __init__(self, mp_group=None): self.set_group(mp_group)`): a setter's `self.g = group` then stores what may be
+    None."""
     out: dict[str, set[str]] = {}
     for caller in klass.methods.values():
         optional = optional_params(caller.node)
-        for node in own_statements(caller.node.body):
-            for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
-                func = call.func
-                if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
-                    continue
-                callee = klass.methods.get(func.attr)
-                if callee is None or callee is caller:
-                    continue
-                names = callee.params[1:]
-                given = [*zip(names, call.args, strict=False),  # (a call may pass fewer)
-                         *((k.arg, k.value) for k in call.keywords if k.arg is not None)]
-                for param, value in given:
-                    if is_none(value) or (isinstance(value, ast.Name) and value.id in optional):
-                        out.setdefault(func.attr, set()).add(param)
+        if not optional:
+            continue  # (a None written out is rare; an optional parameter handed on is the case)
+        for call in (n for n in ast.walk(caller.node) if isinstance(n, ast.Call)):
+            func = call.func
+            if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+                continue
+            callee = klass.methods.get(func.attr)
+            if callee is None or callee is caller:
+                continue
+            given = [*zip(callee.params[1:], call.args, strict=False),  # (a call may pass fewer)
+                     *((k.arg, k.value) for k in call.keywords if k.arg is not None)]
+            for param, value in given:
+                if isinstance(value, ast.Name) and value.id in optional:
+                    out.setdefault(func.attr, set()).add(param)
     return out
 
 

@@ -25,6 +25,60 @@ def found(body: str) -> list[tuple[str, int]]:
     return [(f.code, f.span.line - 3) for f in result.findings]  # line 1: the body's first line
 
 
+# an all-to-all autograd Function whose forward shapes data by its group's size (a twin drops that line)
+_A2A = """
+     import torch
+     class _A2A(torch.autograd.Function):
+         @staticmethod
+         def forward(ctx, x, group):
+             n = dist.get_world_size(group)
+             assert x.size(0) % n == 0
+             ctx.group = group
+             if n == 1:
+                 return x
+             out = torch.empty_like(x)
+             dist.all_to_all_single(out, x, group=group)
+             return out
+
+         @staticmethod
+         def backward(ctx, g):
+             n = dist.get_world_size(ctx.group)
+             if n == 1:
+                 return g, None
+             out = torch.empty_like(g)
+             dist.all_to_all_single(out, g, group=ctx.group)
+             return out, None
+
+     def a2a(x, group=None):
+         return _A2A.apply(x, group)
+     """
+
+# a group set by a setter that the constructor hands its optional parameter (a twin hands it the world instead)
+_SETTER = """
+     class Partitioner:
+         def __init__(self, mp_group=None):
+             self.set_group(mp_group)
+
+         def set_group(self, group):
+             self.mp_group = group
+
+         def gather(self, parts, shard):
+             if dist.get_world_size(self.mp_group) > 1:
+                 dist.all_gather(parts, shard, group=self.mp_group)
+     """
+
+# one group's docs say None is the world (a twin says it of any process group)
+_DENSE_AND_EXPERTS = """
+     def reduce_dense(t, dense_group=None):
+         "Average dense gradients. If dense_group is None, the default (world) group is used."
+         if dist.get_world_size(dense_group) > 1:
+             dist.all_reduce(t, group=dense_group)
+
+     def reduce_experts(t, ep_group=None):
+         if dist.get_world_size(ep_group) > 1:
+             dist.all_reduce(t, group=ep_group)
+     """
+
 # (construct class, body, expected (code, line in body) list)
 CASES = [
     # ---------------------------------------------------------------- narrowing
@@ -1163,101 +1217,18 @@ CASES = [
          if g is not None and g.size() > 1:
              dist.all_reduce(coll.t, group=g)
      """, [("PG101", 5)]),
-    ("size provenance: backward's test of the group forward left on ctx is read as forward's, which shapes data by the world's size first", """
-     import torch
-     class _A2A(torch.autograd.Function):
-         @staticmethod
-         def forward(ctx, x, group):
-             n = dist.get_world_size(group)
-             assert x.size(0) % n == 0
-             ctx.group = group
-             if n == 1:
-                 return x
-             out = torch.empty_like(x)
-             dist.all_to_all_single(out, x, group=group)
-             return out
-
-         @staticmethod
-         def backward(ctx, g):
-             n = dist.get_world_size(ctx.group)
-             if n == 1:
-                 return g, None
-             out = torch.empty_like(g)
-             dist.all_to_all_single(out, g, group=ctx.group)
-             return out, None
-
-     def a2a(x, group=None):
-         return _A2A.apply(x, group)
-     """, []),
-    ("size provenance: ... and where forward shapes nothing first, both size-only tests on the optional group are reported", """
-     import torch
-     class _A2A(torch.autograd.Function):
-         @staticmethod
-         def forward(ctx, x, group):
-             n = dist.get_world_size(group)
-             ctx.group = group
-             if n == 1:
-                 return x
-             out = torch.empty_like(x)
-             dist.all_to_all_single(out, x, group=group)
-             return out
-
-         @staticmethod
-         def backward(ctx, g):
-             n = dist.get_world_size(ctx.group)
-             if n == 1:
-                 return g, None
-             out = torch.empty_like(g)
-             dist.all_to_all_single(out, g, group=ctx.group)
-             return out, None
-
-     def a2a(x, group=None):
-         return _A2A.apply(x, group)
-     """, [("PG104", 7), ("PG104", 16)]),
-    ("flow facts: a setter's attribute may be None when another method hands it an optional parameter", """
-     class Partitioner:
-         def __init__(self, mp_group=None):
-             self.set_group(mp_group)
-
-         def set_group(self, group):
-             self.mp_group = group
-
-         def gather(self, parts, shard):
-             if dist.get_world_size(self.mp_group) > 1:
-                 dist.all_gather(parts, shard, group=self.mp_group)
-     """, [("PG104", 9)]),
-    ("flow facts: ... and not when every method hands it a group", """
-     class Partitioner:
-         def __init__(self, mp_group=None):
-             self.set_group(mp_group or dist.group.WORLD)
-
-         def set_group(self, group):
-             self.mp_group = group
-
-         def gather(self, parts, shard):
-             if dist.get_world_size(self.mp_group) > 1:
-                 dist.all_gather(parts, shard, group=self.mp_group)
-     """, []),
-    ("which None: docs that make one named group the world speak for that group, not for the file's others", """
-     def reduce_dense(t, dense_group=None):
-         "Average dense gradients. If dense_group is None, the default (world) group is used."
-         if dist.get_world_size(dense_group) > 1:
-             dist.all_reduce(t, group=dense_group)
-
-     def reduce_experts(t, ep_group=None):
-         if dist.get_world_size(ep_group) > 1:
-             dist.all_reduce(t, group=ep_group)
-     """, [("PG104", 7)]),
-    ("which None: ... while docs that make any process group left None the world speak for the file", """
-     def reduce_dense(t, dense_group=None):
-         "Average dense gradients. If the process group is None, the default (world) group is used."
-         if dist.get_world_size(dense_group) > 1:
-             dist.all_reduce(t, group=dense_group)
-
-     def reduce_experts(t, ep_group=None):
-         if dist.get_world_size(ep_group) > 1:
-             dist.all_reduce(t, group=ep_group)
-     """, []),
+    ("size provenance: backward's test of the group forward left on ctx is read as forward's, which shapes data by the world's size first",
+     _A2A, []),
+    ("size provenance: ... and where forward shapes nothing first, both size-only tests on the optional group are reported",
+     _A2A.replace("             assert x.size(0) % n == 0\n", ""), [("PG104", 7), ("PG104", 16)]),
+    ("flow facts: a setter's attribute may be None when another method hands it an optional parameter",
+     _SETTER, [("PG104", 9)]),
+    ("flow facts: ... and not when every method hands it a group",
+     _SETTER.replace("self.set_group(mp_group)", "self.set_group(mp_group or dist.group.WORLD)"), []),
+    ("which None: docs that make one named group the world speak for that group, not for the file's others",
+     _DENSE_AND_EXPERTS, [("PG104", 7)]),
+    ("which None: ... while docs that make any process group left None the world speak for the file",
+     _DENSE_AND_EXPERTS.replace("If dense_group is None", "If the process group is None"), []),
     ("guard: in a file that never communicates, a group's full test that only slices weights by rank is local work", """
      class Conv:
          def weights(self, w, cp_group=None):

@@ -749,7 +749,8 @@ class ModuleEnv:
             # a comment on a line that sets it to None is about that None, said or not (`= None  # no CP`)
             to_none = setting is not None and _NONE_VALUE.match(code, setting.end()) is not None
             if match is not None and (setting or named.search(match.group(1))):
-                yield _about_none(match.group(1), to_none)
+                # (a comment naming it among other groups speaks for it only in its own clauses)
+                yield _about_none(match.group(1) if setting else _about(match.group(1), leaf), to_none)
             if setting:
                 yield from (_about_none(c, to_none) for c in _comments_above(lines, i, start - 1))
 
@@ -800,7 +801,7 @@ def _mentions(doc: str, leaf: str) -> Iterator[str]:
             indent = len(line) - len(line.lstrip())
             for n, more in enumerate(lines[i + 1 : i + 9]):
                 if _ENTRY.match(more) or not more.strip() or (n >= 2 and len(more) - len(more.lstrip()) <= indent) \
-                        or any(other != leaf for other in _GROUP_WORD.findall(more)):  # a line about another group
+                        or any(_another(other, leaf) for other in _GROUP_WORD.findall(more)):  # about another group
                     break
                 taken.append(more)
             yield _about(" ".join(taken), leaf)
@@ -825,7 +826,7 @@ def _about(text: str, leaf: str) -> str:
     for clause in re.split(r";|\.\s", text):
         if (named if others else plain).search(clause) and not _entry_of_another(clause, leaf):
             others = False
-        elif any(o != leaf for o in _GROUP_WORD.findall(clause)):
+        elif any(_another(o, leaf) for o in _GROUP_WORD.findall(clause)):
             # another group's clause, and the clauses after it that name no group are its entry continued
             # (`dense_dp_group: the dense data-parallel group; None means every rank`)
             others = True
@@ -839,11 +840,17 @@ def _entry_of_another(clause: str, leaf: str) -> bool:
     """`dense_dp_group: data-parallel group of ...`: an entry headed by another group's name, where ``leaf`` (an
     English word, `group`) is only part of its description."""
     head = _ENTRY.match(clause)
-    return head is not None and any(o != leaf for o in _GROUP_WORD.findall(head.group(0)))
+    return head is not None and any(_another(o, leaf) for o in _GROUP_WORD.findall(head.group(0)))
 
 
 _ENTRY = re.compile(r"\s*[*\w`]+\s*(?:\([^)]*\))?\s*:(?!:)")
-_GROUP_WORD = re.compile(r"\b\w+_(?:group|pg)\b")
+# a group's name, or a parallel dimension's short name (`tp and dp always exist; ep is None without experts`)
+_GROUP_WORD = re.compile(r"\b(?:\w+_(?:group|pg)|e?tp|e?dp|ep|sp|cp|pp|fsdp|hsdp)\b")
+
+
+def _another(word: str, leaf: str) -> bool:
+    """Is ``word`` (a _GROUP_WORD) about another group than ``leaf``: `ep` is, for `dp`; `tp` is not, for `tp_group`."""
+    return word != leaf and not leaf.startswith(f"{word}_") and not word.startswith(f"{leaf}_")
 
 
 def optional_params(function: FunctionNode) -> set[str]:

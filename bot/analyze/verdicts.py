@@ -963,10 +963,28 @@ def _evidence(module: ModuleFacts, key: str, function: FunctionInfo | None, abse
     if _none_unless(module, function, key, use):
         return Confidence.MEDIUM, (f"`{key}` is set to None when its condition fails (`... if ... else None`): "
                                    "None stands for a dimension that is not there",)
+    if _counted_one_when_none(module, key, function):
+        return Confidence.MEDIUM, (f"`{key}` is counted as one rank when None (a size helper of the file answers 1 "
+                                   "for None): None stands for a dimension that is not there",)
     if _built_none_unless(module, key, function, use):
         return Confidence.MEDIUM, (f"the file builds the object holding `{leaf}` with None for it when a condition "
                                    "fails (`... if ... else None`): None stands for a dimension that is not there",)
     return None
+
+
+def _counted_one_when_none(module: ModuleFacts, key: str, function: FunctionInfo | None) -> bool:
+    """The function takes the group's size through an in-file helper that answers 1 for None (`world =
+    get_pg_size(tp_group)`, `def get_pg_size(g): if g is None: return 1; return g.size()`), shaping data by it: it
+    counts None as a single rank, the dimension absent (the other side of the shapes-first reading, where
+    `get_world_size(None)` counts the world)."""
+    if function is None:
+        return False
+    for call in module.env.nodes(function.node, ast.Call):
+        helper = module.env.callee(call, function) if call.args and dotted(call.args[0]) == key else None
+        measured = module.env.measured(helper) if helper is not None else None
+        if measured is not None and measured.when_none is not None:
+            return True
+    return False
 
 
 def _built_none_unless(module: ModuleFacts, key: str, function: FunctionInfo | None, use: Use | None) -> bool:

@@ -1229,6 +1229,15 @@ CASES = [
      _DENSE_AND_EXPERTS, [("PG104", 7)]),
     ("which None: ... while docs that make any process group left None the world speak for the file",
      _DENSE_AND_EXPERTS.replace("If dense_group is None", "If the process group is None"), []),
+    ("which None: a parallel state's group that could not be had (`except: g = None`) is no evidence of absence", """
+     from megatron.core import parallel_state as mpu
+     def average(loss):
+         try:
+             dp_group = mpu.get_data_parallel_group()
+         except Exception:
+             dp_group = None
+         dist.all_reduce(loss, group=dp_group)
+     """, []),
     ("guard: in a file that never communicates, a group's full test that only slices weights by rank is local work", """
      class Conv:
          def weights(self, w, cp_group=None):

@@ -60,6 +60,12 @@ def _reads(text: str, numpy_default: bool = True) -> str | None:
     return "world" if world.end() <= absent.end() else "absent"
 
 
+def says_world(text: str) -> bool:
+    """Does ``text`` (a comment, a message) say the group used is the world or default one (`fall back to the default
+    group, i.e. all ranks`)?"""
+    return _reads(text) == "world" or re.search(r"\bworld\b|default (?:process )?group|all ranks", text, re.I) is not None
+
+
 _CACHED_PROPERTY = frozenset({"functools.cached_property", "cached_property"})
 _MARGIN_COMMENT = re.compile(r"\n#[^\n]*")  # literal-led (bot.analyze.scan): a comment line at the margin
 

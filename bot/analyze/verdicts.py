@@ -18,6 +18,7 @@ from bot.analyze.env import (
     optional_params,
     own_statements,
     param_defaults,
+    says_world,
     sole_binding,
 )
 from bot.analyze.flow import (
@@ -1167,12 +1168,17 @@ def _refills(module: ModuleFacts, function: FunctionInfo, key: str) -> bool:
 
 def _sets_none_unless(module: ModuleFacts, function: FunctionInfo, key: str) -> ast.IfExp | None:
     """The group-or-None value the function gives ``key`` by a condition (an if/else statement read as the
-    conditional expression it is), if any."""
-    for node in module.env.nodes(function.node, (ast.Assign, ast.If)):
+    conditional expression it is, or a `try` that makes the group and an `except` that sets None), if any."""
+    for node in module.env.nodes(function.node, (ast.Assign, ast.If, ast.Try)):
         value: ast.IfExp | None = None
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.IfExp) \
                 and any(dotted(t) == key for t in node.targets):
             value, counted = node.value, False
+        elif isinstance(node, ast.Try) and (value := _handler_values(node, key)) is not None:
+            # (a handler that says it falls back to the world, in a comment or its log message, sets the world; a
+            # parallel state's group that could not be had is out of scope, as the getter is)
+            counted = module.ctx.mpu_group(value.body) or any(
+                says_world(line) for h in node.handlers for line in module.ctx.source.lines[h.lineno - 1 : h.end_lineno])
         elif isinstance(node, ast.If) and (value := _branch_values(node, key)) is not None:
             none_side = node.body if is_none(value.body) else node.orelse
             counted = any(isinstance(s, ast.Assign) and (module.ctx.is_world_size(s.value) or (
@@ -1207,15 +1213,27 @@ def _branch_values(node: ast.AST, key: str) -> ast.IfExp | None:
     if not isinstance(node, ast.If) or not node.orelse:
         return None
 
-    def last(block: list[ast.stmt]) -> ast.expr | None:
-        found = None
-        for stmt in block:
-            if isinstance(stmt, ast.Assign) and any(dotted(t) == key for t in stmt.targets):
-                found = stmt.value
-        return found
-
-    then, other = last(node.body), last(node.orelse)
+    then, other = _last_assigned(node.body, key), _last_assigned(node.orelse, key)
     return ast.IfExp(test=node.test, body=then, orelse=other) if then is not None and other is not None else None
+
+
+def _handler_values(node: ast.Try, key: str) -> ast.IfExp | None:
+    """`try: key = new_group(r)` with `except ...: key = None`: the group, or None when it could not be made, as the
+    conditional expression it is (its test stands for "the try succeeded")."""
+    made = _last_assigned(node.body, key)
+    failed = [_last_assigned(h.body, key) for h in node.handlers]
+    if made is None or is_none(made) or not any(v is not None and is_none(v) for v in failed):
+        return None
+    return ast.IfExp(test=ast.Constant(True), body=made, orelse=ast.Constant(None))
+
+
+def _last_assigned(block: list[ast.stmt], key: str) -> ast.expr | None:
+    """The value of the last assignment of ``key`` among the block's own statements."""
+    found = None
+    for stmt in block:
+        if isinstance(stmt, ast.Assign) and any(dotted(t) == key for t in stmt.targets):
+            found = stmt.value
+    return found
 
 
 def _passes_on(value: ast.IfExp) -> bool:

@@ -199,15 +199,20 @@ def _interesting_lines(env: ModuleEnv, source: ParsedSource) -> list[int]:
 
 def _only_bound(test: ast.expr, binding: dict[str, str], sizes: dict[str, SizeTerm]) -> bool:
     """A flag read in another method only means something when the groups it tests are attributes (or the sizes
-    it compares were taken of attributes)."""
+    it compares were taken of attributes). A count the constructor was handed beside them (`ep_group is not None
+    and ep_size > 1`, ep_size a parameter) stays what it was: a separately supplied size, read as such."""
     for node in ast.walk(test):
         if isinstance(node, (ast.Compare, ast.Call)):
             for name in ast.walk(node):
                 if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Load) and name.id not in binding \
                         and name.id not in sizes and name.id not in ("self", "bool") and name.id.islower() \
-                        and _looks_local(name.id, test):
+                        and _looks_local(name.id, test) and not _SUPPLIED_COUNT.search(name.id):
                     return False
     return True
+
+
+# a count of ranks handed in (`ep_size`, `tp_world_size`, `num_replicas`): no group, and fixed for the object
+_SUPPLIED_COUNT = re.compile(r"(?:_size|_world_size|_degree|^num_\w+|^n_\w+)$")
 
 
 def _sizes_named(test: ast.expr, binding: dict[str, str], end: State) -> dict[str, SizeTerm]:
@@ -224,8 +229,10 @@ def _sizes_named(test: ast.expr, binding: dict[str, str], end: State) -> dict[st
 
 
 def _looks_local(name: str, test: ast.expr) -> bool:
-    # module names (`dist`, `torch`) are used as call targets or attribute bases; locals as plain values
-    return not any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == name
+    # module names (`dist`, `torch`) are used as call targets or attribute bases, and so are functions imported by
+    # name (`get_world_size(g)`); locals as plain values
+    return not any((isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == name)
+                   or (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == name)
                    for n in ast.walk(test))
 
 

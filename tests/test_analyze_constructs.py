@@ -79,6 +79,20 @@ _DENSE_AND_EXPERTS = """
              dist.all_reduce(t, group=ep_group)
      """
 
+# an attribute set from an in-file getter documented as None when the dimension is off (a twin also sets it elsewhere)
+_SP_ATTENTION = """
+     _SP = None
+     def get_sp_group():
+         \"\"\"The sequence-parallel group, or None when sequence parallelism is off.\"\"\"
+         return _SP
+     class Attention:
+         def __init__(self):
+             self.sp_group = get_sp_group()
+         def reduce_lse(self, lse):
+             dist.all_reduce(lse, group=self.sp_group)
+             return lse
+     """
+
 # (construct class, body, expected (code, line in body) list)
 CASES = [
     # ---------------------------------------------------------------- narrowing
@@ -2951,32 +2965,12 @@ CASES = [
      class MoEConfig:
          ep_group: Optional[dist.ProcessGroup] = None
      """, [("PG106", 6)]),
-    ("which None: an attribute set from an in-file getter reads the getter's docs", """
-     _SP = None
-     def get_sp_group():
-         \"\"\"The sequence-parallel group, or None when sequence parallelism is off.\"\"\"
-         return _SP
-     class Attention:
-         def __init__(self):
-             self.sp_group = get_sp_group()
-         def reduce_lse(self, lse):
-             dist.all_reduce(lse, group=self.sp_group)
-             return lse
-     """, [("PG105", 9)]),
-    ("which None: ... not when another method sets the attribute from something else", """
-     _SP = None
-     def get_sp_group():
-         \"\"\"The sequence-parallel group, or None when sequence parallelism is off.\"\"\"
-         return _SP
-     class Attention:
-         def __init__(self):
-             self.sp_group = get_sp_group()
-         def reset(self, registry):
-             self.sp_group = registry.lookup("sp")
-         def reduce_lse(self, lse):
-             dist.all_reduce(lse, group=self.sp_group)
-             return lse
-     """, []),
+    ("which None: an attribute set from an in-file getter reads the getter's docs", _SP_ATTENTION, [("PG105", 9)]),
+    ("which None: ... not when another method sets the attribute from something else",
+     _SP_ATTENTION.replace("         def reduce_lse(self, lse):",
+                           "         def reset(self, registry):\n"
+                           "             self.sp_group = registry.lookup(\"sp\")\n"
+                           "         def reduce_lse(self, lse):"), []),
     ("which None: a base class's comment about an attribute a subclass tests by size only", """
      class MLP:
          def __init__(self, config):

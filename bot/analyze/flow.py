@@ -34,6 +34,7 @@ from bot.analyze.terms import (
     SizeCompare,
     SizeOf,
     SizeTerm,
+    against_bool,
     bool_form,
     group_argument,
     is_bool_call,
@@ -1028,7 +1029,7 @@ class Walker:
             return out
         if is_bool_call(test):
             return self.assume(s, test.args[0], value, whole, negated)
-        if (truth := _against_bool(test)) is not None:  # `flag == True`, `flag is False`: the flag itself
+        if (truth := against_bool(test)) is not None:  # `flag == True`, `flag is False`: the flag itself
             return self.assume(s, truth[0], value == truth[1], whole, negated)
         if isinstance(test, ast.IfExp) and (form := self._bool_form(test)) is not None:
             return self.assume(s, form, value, whole, negated)
@@ -1578,20 +1579,6 @@ def across_methods(term: SizeOf, s: State) -> SizeOf | None:
 
 # ==================================================================== joins
 
-
-
-def _against_bool(test: ast.expr) -> tuple[ast.expr, bool] | None:
-    """`x == True`, `x is True` (x and True), `x != True`, `x is False` (x and False): the operand, and the value
-    it must have for the test to hold."""
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant)
-            and isinstance(test.comparators[0].value, bool)):
-        return None
-    op, constant = test.ops[0], test.comparators[0].value
-    if isinstance(op, (ast.Eq, ast.Is)):
-        return test.left, constant
-    if isinstance(op, (ast.NotEq, ast.IsNot)):
-        return test.left, not constant
-    return None
 
 def join(a: State, b: State, w: Walker) -> State:
     if a.bottom:

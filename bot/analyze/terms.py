@@ -140,6 +140,20 @@ def counts_peers(node: ast.expr) -> bool:
     return name is not None and _PEERS.search(name) is not None
 
 
+def against_bool(test: ast.expr) -> tuple[ast.expr, bool] | None:
+    """`x == True`, `x is True` (x and True), `x != True`, `x is False` (x and False): the operand, and the value
+    it must have for the test to hold."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant)
+            and isinstance(test.comparators[0].value, bool)):
+        return None
+    op, constant = test.ops[0], test.comparators[0].value
+    if isinstance(op, (ast.Eq, ast.Is)):
+        return test.left, constant
+    if isinstance(op, (ast.NotEq, ast.IsNot)):
+        return test.left, not constant
+    return None
+
+
 def is_bool_call(node: ast.expr) -> TypeGuard[ast.Call]:
     """`bool(x)`: a test's value as a flag (`self.sharded = bool(n > 1)`), or as what a function returns."""
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "bool" \
